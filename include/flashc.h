@@ -404,8 +404,9 @@ typedef enum flashc_activation {
  *   A is m×k (a_layout, leading dimension lda), B is k×n (b_layout, ldb),
  *   C and D are m×n (cd_layout, ldc, ldd); C may alias D exactly.
  * Leading dimensions of 0 mean packed (k for row-major A, m for column-major A, ...).
- * Strided batches: matrix i of X starts at X + i * stride_x (elements); a stride of 0
- * broadcasts one matrix to every batch (not allowed for D when batch_count > 1).
+ * Strided batches: matrix i of X starts at X + i * stride_x (elements); for A, B and C a
+ * stride of 0 broadcasts one matrix to every batch; for D a stride of 0 means packed (the
+ * span of one D matrix), and an explicit stride must not make batches overlap.
  * a_dtype = b_dtype ∈ {fp16, bf16, e4m3} (fp32 on the CPU backend only); d_dtype and
  * c_dtype ∈ {fp16, bf16, fp32}, C has d_dtype. bias (optional): n elements of d_dtype,
  * added per column. scale_a / scale_b (fp32 scalars in the handle's memory) are required
