@@ -44,11 +44,13 @@ static flashc_status check_batch_stride(const char* name, int64_t stride) {
   return FLASHC_STATUS_SUCCESS;
 }
 
-static flashc_status check_gpu_operand(const char* name, const void* pointer, int64_t ld, const char* ld_name,
-                                       int64_t batch_stride, const char* stride_name, int batch_count, int64_t outer,
-                                       size_t element_bytes) {
-  fc_dim dims[2] = {{outer, ld, ld_name}, {batch_count, batch_stride, stride_name}};
-  return fc_check_gpu_alignment(name, pointer, dims, 2, element_bytes);
+/* On the GPU every element must be naturally aligned; wider alignment (16 bytes for TMA and
+ * cp.async) only decides which kernel family runs, not whether the problem is valid. */
+static flashc_status check_element_aligned(const char* name, const void* pointer, size_t element_bytes) {
+  if ((uintptr_t)pointer % element_bytes != 0)
+    return fc_fail(FLASHC_STATUS_MISALIGNED, "%s (%p) is not aligned to its %zu-byte elements", name, pointer,
+                   element_bytes);
+  return FLASHC_STATUS_SUCCESS;
 }
 
 flashc_status fc_gemm_problem_make(const flashc_gemm_params* params, flashc_backend backend, fc_gemm_problem* p) {
@@ -129,14 +131,13 @@ flashc_status fc_gemm_problem_make(const flashc_gemm_params* params, flashc_back
 
   if (backend == FLASHC_BACKEND_CUDA) {
     size_t ab_bytes = flashc_dtype_size(params->a_dtype), d_bytes = flashc_dtype_size(d_dtype);
-    int64_t a_outer = params->a_layout == FLASHC_ROW_MAJOR ? m : k;
-    int64_t b_outer = params->b_layout == FLASHC_ROW_MAJOR ? k : n;
-    int64_t cd_outer = params->cd_layout == FLASHC_ROW_MAJOR ? m : n;
-    FC_TRY(check_gpu_operand("a", params->a, lda, "lda", params->stride_a, "stride_a", params->batch_count, a_outer, ab_bytes));
-    FC_TRY(check_gpu_operand("b", params->b, ldb, "ldb", params->stride_b, "stride_b", params->batch_count, b_outer, ab_bytes));
-    FC_TRY(check_gpu_operand("d", params->d, ldd, "ldd", stride_d, "stride_d", params->batch_count, cd_outer, d_bytes));
-    if (params->c)
-      FC_TRY(check_gpu_operand("c", params->c, ldc, "ldc", params->stride_c, "stride_c", params->batch_count, cd_outer, d_bytes));
+    FC_TRY(check_element_aligned("a", params->a, ab_bytes));
+    FC_TRY(check_element_aligned("b", params->b, ab_bytes));
+    FC_TRY(check_element_aligned("d", params->d, d_bytes));
+    if (params->c) FC_TRY(check_element_aligned("c", params->c, d_bytes));
+    if (params->bias) FC_TRY(check_element_aligned("bias", params->bias, d_bytes));
+    if (params->scale_a) FC_TRY(check_element_aligned("scale_a", params->scale_a, sizeof(float)));
+    if (params->scale_b) FC_TRY(check_element_aligned("scale_b", params->scale_b, sizeof(float)));
   }
 
   /* Normalize to a row-major D. */

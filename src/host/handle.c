@@ -31,10 +31,17 @@ static void fc_describe_kernels(struct flashc_handle* handle) {
     snprintf(handle->kernels, sizeof handle->kernels,
              "attn_fwd: fp32/fp16/bf16/e4m3, head_dim 1-512, masks, softcap, GQA, varlen, paged, split-KV; "
              "attn_bwd: fp32/fp16/bf16; attn_combine; gemm: fp32/fp16/bf16/e4m3 inputs, all layouts (cpu backend)");
-  } else {
-    snprintf(handle->kernels, sizeof handle->kernels,
-             "none yet: this build has no CUDA kernels (operations return FLASHC_STATUS_NOT_SUPPORTED)");
+    return;
   }
+  /* The Hopper kernels are built for sm_90a only; the portable ones for sm_80 and newer. */
+  const int is_hopper = handle->info.cc_major == 9 && handle->info.cc_minor == 0;
+  const int has_tma = handle->cuda.tensor_map_encoder.encode_tiled != NULL;
+  const int is_ampere_or_newer = handle->info.cc_major >= 8;
+  snprintf(handle->kernels, sizeof handle->kernels,
+           "gemm: %s%sfallback (CUDA cores, any problem); "
+           "attn_fwd, attn_bwd, attn_combine: no CUDA kernel yet (FLASHC_STATUS_NOT_SUPPORTED)",
+           is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16/e4m3), " : "",
+           is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "");
 }
 
 flashc_status flashc_create(flashc_handle_t* handle_out, int device) {
@@ -76,6 +83,15 @@ flashc_status flashc_create(flashc_handle_t* handle_out, int device) {
       free(handle);
       return status;
     }
+    handle->cuda.device = device;
+    handle->cuda.cc_major = handle->info.cc_major;
+    handle->cuda.cc_minor = handle->info.cc_minor;
+    handle->cuda.sm_count = handle->info.sm_count;
+    handle->cuda.shared_memory_per_block_optin = handle->info.shared_memory_per_block_optin;
+    handle->cuda.l2_cache_bytes = handle->info.l2_cache_bytes;
+    /* Without the driver's encoder (an old driver) TMA kernels report themselves unavailable. */
+    if (fc_tensor_map_encoder_init(&handle->cuda.tensor_map_encoder) != FLASHC_STATUS_SUCCESS)
+      handle->cuda.tensor_map_encoder.encode_tiled = NULL;
   }
   fc_describe_kernels(handle);
   *handle_out = handle;

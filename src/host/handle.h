@@ -8,12 +8,14 @@
 #include <stddef.h>
 
 #include "flashc.h"
+#include "kernels/launch.h"
 
 struct flashc_handle {
   flashc_backend backend;
   int device; /* CUDA ordinal, or FLASHC_DEVICE_CPU */
   flashc_device_info info;
   char kernels[512]; /* flashc_handle_kernels() text, built once at creation */
+  fc_cuda_context cuda; /* device facts for the launchers (CUDA handles only) */
 
   /* Handle-owned workspace (host memory for the CPU, device memory for CUDA). */
   void* owned_workspace;

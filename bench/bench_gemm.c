@@ -1,0 +1,368 @@
+/*
+ * bench_gemm.c — flashc_gemm vs cuBLASLt, same buffers, same process, same GPU (DESIGN §7).
+ *
+ * Shapes: squares 1024…8192 (16384 with --full) and the LLM shapes tokens 512…16384 ×
+ * (N, K) ∈ {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672)}, fp16
+ * and bf16; e4m3 (bf16 out, per-tensor scales) at 4096³ and 8192³ against cuBLASLt FP8.
+ * Layout: D (M×N) row-major = A (M×K row-major) · B (K×N column-major, i.e. an N×K weight
+ * matrix) — the "TN" GEMM of a linear layer, the one layout both libraries (and FP8) take.
+ * Method: random non-zero inputs, inputs rotated among several copies so the working set
+ * exceeds the L2 (≥ 200 MB per rotation cycle), 5 warm-up runs, then ≥ 25 timed runs, each
+ * between two CUDA events; the median. FLOPs = 2·M·N·K.
+ * Output: a progress line per shape on stderr; a table on stdout (shape, dtype, flashc
+ * TFLOP/s, cuBLASLt TFLOP/s, ratio) and the geometric mean of the ratio over 4096³, 8192³
+ * and the LLM shapes at ≥ 4096 tokens.
+ *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--json FILE] [--runs N]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include "flashc.h"
+
+#define CUDA_OK(call)                                                                                  \
+  do {                                                                                                 \
+    cudaError_t e_ = (call);                                                                           \
+    if (e_ != cudaSuccess) {                                                                           \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));            \
+      exit(1);                                                                                         \
+    }                                                                                                  \
+  } while (0)
+#define LT_OK(call)                                                                                    \
+  do {                                                                                                 \
+    cublasStatus_t s_ = (call);                                                                        \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                 \
+      fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #call, (int)s_);            \
+      exit(1);                                                                                         \
+    }                                                                                                  \
+  } while (0)
+
+#define WARMUP_RUNS 5
+#define ROTATION_BYTES (200ull << 20)
+#define CUBLAS_WORKSPACE_BYTES (64ull << 20)
+#define PATTERN_BYTES (16ull << 20)
+
+typedef struct shape {
+  int m, n, k;
+  flashc_dtype dtype;
+  int in_geomean;
+  const char* label;
+} shape;
+
+typedef struct result {
+  shape s;
+  double flashc_tflops, cublas_tflops;
+} result;
+
+static unsigned char* host_pattern;
+
+/* Random non-zero values of `dtype` (magnitudes 2^-3 … 2^1, random sign) in a host pattern,
+ * copied over the device buffer. */
+static void make_pattern(flashc_dtype dtype) {
+  if (!host_pattern) host_pattern = (unsigned char*)malloc(PATTERN_BYTES);
+  uint64_t state = 0x9E3779B97F4A7C15ull ^ (uint64_t)dtype;
+  size_t element = flashc_dtype_size(dtype);
+  for (size_t i = 0; i < PATTERN_BYTES / element; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t r = (uint32_t)(state >> 33);
+    int sign = r & 1, exponent = (int)((r >> 1) % 5) - 3;
+    uint32_t mantissa = (r >> 4) & 0x7;
+    if (dtype == FLASHC_DTYPE_BF16) {
+      uint16_t v = (uint16_t)((sign << 15) | ((127 + exponent) << 7) | (mantissa << 4));
+      memcpy(host_pattern + 2 * i, &v, 2);
+    } else if (dtype == FLASHC_DTYPE_FP16) {
+      uint16_t v = (uint16_t)((sign << 15) | ((15 + exponent) << 10) | (mantissa << 7));
+      memcpy(host_pattern + 2 * i, &v, 2);
+    } else {
+      uint8_t v = (uint8_t)((sign << 7) | ((7 + exponent) << 3) | mantissa);
+      host_pattern[i] = v;
+    }
+  }
+}
+
+static void fill_device(void* dst, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += PATTERN_BYTES) {
+    size_t chunk = bytes - offset < PATTERN_BYTES ? bytes - offset : PATTERN_BYTES;
+    CUDA_OK(cudaMemcpy((char*)dst + offset, host_pattern, chunk, cudaMemcpyHostToDevice));
+  }
+}
+
+static int compare_float(const void* a, const void* b) {
+  float x = *(const float*)a, y = *(const float*)b;
+  return x < y ? -1 : x > y;
+}
+
+static cudaDataType_t cuda_type(flashc_dtype dtype) {
+  return dtype == FLASHC_DTYPE_FP16 ? CUDA_R_16F : dtype == FLASHC_DTYPE_BF16 ? CUDA_R_16BF : CUDA_R_8F_E4M3;
+}
+
+/* Median milliseconds of `runs` timed runs of one library. which: 0 flashc, 1 cublas. */
+typedef struct bench_ctx {
+  flashc_handle_t handle;
+  int algo;
+  cublasLtHandle_t lt;
+  void* lt_workspace;
+  cudaStream_t stream;
+  int runs;
+} bench_ctx;
+
+static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
+  const flashc_dtype in = s->dtype;
+  const flashc_dtype out = in == FLASHC_DTYPE_E4M3 ? FLASHC_DTYPE_BF16 : in;
+  const size_t in_bytes = flashc_dtype_size(in), out_bytes = flashc_dtype_size(out);
+  const size_t a_bytes = (size_t)s->m * s->k * in_bytes, b_bytes = (size_t)s->k * s->n * in_bytes;
+  const size_t d_bytes = (size_t)s->m * s->n * out_bytes;
+  int rotations = (int)((ROTATION_BYTES + a_bytes + b_bytes - 1) / (a_bytes + b_bytes));
+  if (rotations < 1) rotations = 1;
+  if (rotations > 16) rotations = 16;
+  char *a = NULL, *b = NULL, *d = NULL, *c = NULL;
+  float* scales = NULL;
+  CUDA_OK(cudaMalloc((void**)&a, a_bytes * rotations));
+  CUDA_OK(cudaMalloc((void**)&b, b_bytes * rotations));
+  CUDA_OK(cudaMalloc((void**)&d, d_bytes));
+  /* cuBLASLt FP8 refuses C aliasing D (NOT_SUPPORTED): give it its own (unused, beta = 0) C. */
+  if (in == FLASHC_DTYPE_E4M3) CUDA_OK(cudaMalloc((void**)&c, d_bytes));
+  else c = d;
+  CUDA_OK(cudaMalloc((void**)&scales, 2 * sizeof(float)));
+  float host_scales[2] = {1.0f, 1.0f};
+  CUDA_OK(cudaMemcpy(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
+  make_pattern(in);
+  fill_device(a, a_bytes * rotations);
+  fill_device(b, b_bytes * rotations);
+
+  const int total = WARMUP_RUNS + ctx->runs;
+  cudaEvent_t* events = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * (total + 1));
+  for (int i = 0; i <= total; ++i) CUDA_OK(cudaEventCreate(&events[i]));
+  float* times = (float*)malloc(sizeof(float) * ctx->runs);
+  double medians[2];
+
+  /* flashc */
+  flashc_gemm_params p;
+  flashc_gemm_params_init(&p);
+  p.m = s->m;
+  p.n = s->n;
+  p.k = s->k;
+  p.a_dtype = p.b_dtype = in;
+  p.d_dtype = out;
+  p.a_layout = FLASHC_ROW_MAJOR;
+  p.b_layout = FLASHC_COL_MAJOR;
+  p.cd_layout = FLASHC_ROW_MAJOR;
+  p.d = d;
+  p.algo = ctx->algo;
+  if (in == FLASHC_DTYPE_E4M3) {
+    p.scale_a = &scales[0];
+    p.scale_b = &scales[1];
+  }
+  /* cuBLASLt: column-major Dᵀ (n×m) = op(B)ᵀ… : A_lt = B (k×n, ld k) transposed, B_lt = A (k×m, ld k). */
+  cublasLtMatmulDesc_t op;
+  cublasLtMatrixLayout_t la, lb, ld;
+  LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
+  if (in == FLASHC_DTYPE_E4M3) {
+    const float* sa = &scales[1]; /* cuBLASLt's A is our B */
+    const float* sb = &scales[0];
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+  }
+  LT_OK(cublasLtMatrixLayoutCreate(&la, cuda_type(in), s->k, s->n, s->k));
+  LT_OK(cublasLtMatrixLayoutCreate(&lb, cuda_type(in), s->k, s->m, s->k));
+  LT_OK(cublasLtMatrixLayoutCreate(&ld, cuda_type(out), s->n, s->m, s->n));
+  cublasLtMatmulPreference_t preference;
+  LT_OK(cublasLtMatmulPreferenceCreate(&preference));
+  size_t workspace_bytes = CUBLAS_WORKSPACE_BYTES;
+  LT_OK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                             sizeof workspace_bytes));
+  cublasLtMatmulHeuristicResult_t heuristic;
+  int found = 0;
+  LT_OK(cublasLtMatmulAlgoGetHeuristic(ctx->lt, op, la, lb, ld, ld, preference, 1, &heuristic, &found));
+  if (!found) {
+    fprintf(stderr, "cuBLASLt found no algorithm\n");
+    exit(1);
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+
+  int lt_failed = 0;
+  for (int lib = 0; lib < 2; ++lib) {
+    for (int i = 0; i < total && !lt_failed; ++i) {
+      const char* ai = a + (size_t)(i % rotations) * a_bytes;
+      const char* bi = b + (size_t)(i % rotations) * b_bytes;
+      CUDA_OK(cudaEventRecord(events[i], ctx->stream));
+      if (lib == 0) {
+        p.a = ai;
+        p.b = bi;
+        flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
+        if (status != FLASHC_STATUS_SUCCESS) {
+          fprintf(stderr, "flashc_gemm: %s: %s\n", flashc_status_name(status), flashc_last_error());
+          exit(1);
+        }
+      } else {
+        cublasStatus_t lt_status = cublasLtMatmul(ctx->lt, op, &alpha, bi, la, ai, lb, &beta, c, ld, d, ld,
+                                                  &heuristic.algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
+                                                  ctx->stream);
+        if (lt_status != CUBLAS_STATUS_SUCCESS) {
+          fprintf(stderr, "cublasLtMatmul: status %d for %s %dx%dx%d: no cuBLASLt number\n", (int)lt_status,
+                  flashc_dtype_name(in), s->m, s->n, s->k);
+          lt_failed = 1;
+          break;
+        }
+      }
+    }
+    if (lt_failed) {
+      CUDA_OK(cudaStreamSynchronize(ctx->stream));
+      medians[lib] = NAN;
+      break;
+    }
+    CUDA_OK(cudaEventRecord(events[total], ctx->stream));
+    CUDA_OK(cudaEventSynchronize(events[total]));
+    CUDA_OK(cudaGetLastError());
+    for (int i = 0; i < ctx->runs; ++i)
+      CUDA_OK(cudaEventElapsedTime(&times[i], events[WARMUP_RUNS + i], events[WARMUP_RUNS + i + 1]));
+    qsort(times, (size_t)ctx->runs, sizeof(float), compare_float);
+    medians[lib] = times[ctx->runs / 2];
+  }
+
+  cublasLtMatmulPreferenceDestroy(preference);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(op);
+  for (int i = 0; i <= total; ++i) cudaEventDestroy(events[i]);
+  free(events);
+  free(times);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(d);
+  if (c != d) cudaFree(c);
+  cudaFree(scales);
+  *cublas_ms = medians[1];
+  return medians[0];
+}
+
+int main(int argc, char** argv) {
+  int quick = 0, full = 0, runs = 25;
+  const char* json_path = NULL;
+  bench_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.algo = FLASHC_GEMM_ALGO_AUTO;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--full")) full = 1;
+    else if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
+      const char* a = argv[++i];
+      ctx.algo = !strcmp(a, "hopper") ? FLASHC_GEMM_ALGO_HOPPER
+                 : !strcmp(a, "portable") ? FLASHC_GEMM_ALGO_PORTABLE
+                                          : FLASHC_GEMM_ALGO_AUTO;
+    } else {
+      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--json FILE] [--runs N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (runs < 20) runs = 20;
+  ctx.runs = runs;
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    fprintf(stderr, "bench_gemm: no CUDA device\n");
+    return 77;
+  }
+  if (flashc_create(&ctx.handle, 0) != FLASHC_STATUS_SUCCESS) {
+    fprintf(stderr, "flashc_create: %s\n", flashc_last_error());
+    return 1;
+  }
+  LT_OK(cublasLtCreate(&ctx.lt));
+  CUDA_OK(cudaMalloc(&ctx.lt_workspace, CUBLAS_WORKSPACE_BYTES));
+  CUDA_OK(cudaStreamCreate(&ctx.stream));
+
+  shape shapes[128];
+  int count = 0;
+  static const int squares_all[] = {1024, 2048, 4096, 8192, 16384};
+  static const int squares_quick[] = {2048, 4096, 8192};
+  static const int tokens_all[] = {512, 1024, 2048, 4096, 8192, 16384};
+  static const int tokens_quick[] = {4096};
+  static const int llm_nk[5][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {28672, 8192}, {8192, 28672}};
+  static const flashc_dtype dtypes[2] = {FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP16};
+  for (int t = 0; t < 2; ++t) {
+    const int* squares = quick ? squares_quick : squares_all;
+    int square_count = quick ? 3 : (full ? 5 : 4);
+    for (int i = 0; i < square_count; ++i) {
+      int s = squares[i];
+      shapes[count++] = (shape){s, s, s, dtypes[t], s == 4096 || s == 8192, "square"};
+    }
+    const int* tokens = quick ? tokens_quick : tokens_all;
+    int token_count = quick ? 1 : 6;
+    for (int i = 0; i < token_count; ++i)
+      for (int j = 0; j < 5; ++j)
+        shapes[count++] = (shape){tokens[i], llm_nk[j][0], llm_nk[j][1], dtypes[t], tokens[i] >= 4096, "llm"};
+  }
+  shapes[count++] = (shape){4096, 4096, 4096, FLASHC_DTYPE_E4M3, 0, "square"};
+  shapes[count++] = (shape){8192, 8192, 8192, FLASHC_DTYPE_E4M3, 0, "square"};
+
+  result* results = (result*)calloc((size_t)count, sizeof(result));
+  for (int i = 0; i < count; ++i) {
+    const shape* s = &shapes[i];
+    double cublas_ms = 0.0;
+    double flashc_ms = run_shape(&ctx, s, &cublas_ms);
+    double flops = 2.0 * s->m * s->n * (double)s->k;
+    results[i].s = *s;
+    results[i].flashc_tflops = flops / (flashc_ms * 1e-3) / 1e12;
+    results[i].cublas_tflops = flops / (cublas_ms * 1e-3) / 1e12;
+    fprintf(stderr, "[%d/%d] %s %dx%dx%d: flashc %.1f, cuBLASLt %.1f TFLOP/s\n", i + 1, count,
+            flashc_dtype_name(s->dtype), s->m, s->n, s->k, results[i].flashc_tflops, results[i].cublas_tflops);
+  }
+
+  printf("%-8s %-6s %6s %6s %6s %10s %10s %7s\n", "kind", "dtype", "M", "N", "K", "flashc", "cuBLASLt", "ratio");
+  double log_sum[3] = {0, 0, 0};
+  int log_count[3] = {0, 0, 0};
+  for (int i = 0; i < count; ++i) {
+    const result* r = &results[i];
+    double ratio = r->flashc_tflops / r->cublas_tflops;
+    printf("%-8s %-6s %6d %6d %6d %10.1f %10.1f %7.3f\n", r->s.label, flashc_dtype_name(r->s.dtype), r->s.m, r->s.n,
+           r->s.k, r->flashc_tflops, r->cublas_tflops, ratio);
+    if (r->s.in_geomean) {
+      int t = r->s.dtype == FLASHC_DTYPE_BF16 ? 0 : 1;
+      log_sum[t] += log(ratio);
+      log_count[t]++;
+      log_sum[2] += log(ratio);
+      log_count[2]++;
+    }
+  }
+  for (int t = 0; t < 3; ++t)
+    if (log_count[t])
+      printf("geomean ratio (%s; 4096^3, 8192^3, LLM >= 4096 tokens; %d shapes): %.3f\n",
+             t == 0 ? "bf16" : t == 1 ? "fp16" : "bf16+fp16", log_count[t], exp(log_sum[t] / log_count[t]));
+
+  if (json_path) {
+    FILE* f = fopen(json_path, "w");
+    if (f) {
+      fprintf(f, "[\n");
+      for (int i = 0; i < count; ++i) {
+        const result* r = &results[i];
+        /* JSON has no NaN: a missing cuBLASLt number is null */
+        char cublas_text[32] = "null", ratio_text[32] = "null";
+        if (isfinite(r->cublas_tflops)) {
+          snprintf(cublas_text, sizeof cublas_text, "%.2f", r->cublas_tflops);
+          snprintf(ratio_text, sizeof ratio_text, "%.4f", r->flashc_tflops / r->cublas_tflops);
+        }
+        fprintf(f, "  {\"kind\": \"%s\", \"dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"flashc_tflops\": %.2f, "
+                   "\"cublaslt_tflops\": %s, \"ratio\": %s}%s\n",
+                r->s.label, flashc_dtype_name(r->s.dtype), r->s.m, r->s.n, r->s.k, r->flashc_tflops, cublas_text,
+                ratio_text, i + 1 < count ? "," : "");
+      }
+      fprintf(f, "]\n");
+      fclose(f);
+    }
+  }
+  free(results);
+  cudaStreamDestroy(ctx.stream);
+  cudaFree(ctx.lt_workspace);
+  cublasLtDestroy(ctx.lt);
+  flashc_destroy(ctx.handle);
+  return 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * gemm_hopper_config.cuh — compile-time shape of the Hopper GEMM (sm_90a): one table of tile
+ * shapes per input dtype, and every other constant derived from it (bytes per stage, stages
+ * that fit the shared-memory budget, threads, registers per role).
+ *
+ * Roles (gemm_hopper_kernel.cuh): warpgroup 0 = producer (TMA), warpgroups 1..2 = consumers
+ * (WGMMA, 64 rows of the CTA tile each). A CTA tile is BLOCK_M × BLOCK_N, consumed in k-tiles of
+ * BLOCK_K elements = 128 bytes of K (the 128B swizzle span: one TMA box row per tile row).
+ * Check: `nvcc -Xptxas -v` on gemm_hopper_*.cu shows no spills and no stack frame; the
+ * static_asserts below hold the arithmetic.
+ */
+#ifndef FLASHC_KERNELS_GEMM_HOPPER_CONFIG_CUH
+#define FLASHC_KERNELS_GEMM_HOPPER_CONFIG_CUH
+
+#include <stdint.h>
+
+/* Input element kinds the kernel is instantiated for (a compile-time parameter). */
+enum gemm_hopper_input { GEMM_INPUT_F16 = 0, GEMM_INPUT_BF16 = 1, GEMM_INPUT_E4M3 = 2 };
+
+/* Shared-memory budget per CTA (227 KB opt-in on sm_90, minus a little for the barriers). */
+constexpr uint32_t GEMM_HOPPER_SMEM_BYTES_MAX = 227u * 1024u;
+constexpr uint32_t GEMM_HOPPER_SMEM_BARRIER_BYTES = 1024u;
+constexpr uint32_t GEMM_HOPPER_SMEM_ALIGNMENT = 1024u; /* 128B swizzle pattern repeat */
+constexpr uint32_t GEMM_HOPPER_SWIZZLE_BYTES = 128u;   /* one k-tile row = the swizzle span */
+
+constexpr int GEMM_HOPPER_CONSUMER_WARPGROUPS = 2;
+/* Epilogue staging: per consumer warpgroup two buffers of 64 rows × 128 bytes (one TMA-store box
+ * of 64 16-bit or 32 fp32 columns), so one chunk is written while the previous one is stored. */
+constexpr uint32_t GEMM_HOPPER_EPILOGUE_ROWS = 64;
+constexpr uint32_t GEMM_HOPPER_EPILOGUE_BUFFER_BYTES = GEMM_HOPPER_EPILOGUE_ROWS * 128u;
+constexpr uint32_t GEMM_HOPPER_EPILOGUE_BUFFERS = 2;
+constexpr uint32_t GEMM_HOPPER_EPILOGUE_BYTES =
+    GEMM_HOPPER_CONSUMER_WARPGROUPS * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+constexpr int GEMM_HOPPER_WARPGROUP_THREADS = 128;
+constexpr int GEMM_HOPPER_THREADS = (1 + GEMM_HOPPER_CONSUMER_WARPGROUPS) * GEMM_HOPPER_WARPGROUP_THREADS;
+/* setmaxnreg: 128·40 + 256·232 = 64512 ≤ 65536 registers per SM. */
+constexpr int GEMM_HOPPER_PRODUCER_REGISTERS = 40;
+constexpr int GEMM_HOPPER_CONSUMER_REGISTERS = 232;
+static_assert(GEMM_HOPPER_WARPGROUP_THREADS * (GEMM_HOPPER_PRODUCER_REGISTERS +
+                                               GEMM_HOPPER_CONSUMER_WARPGROUPS * GEMM_HOPPER_CONSUMER_REGISTERS) <=
+                  65536,
+              "register budget");
+
+/* Tiles per input kind.
+ *   16-bit: 128 × 256, 64 rows × 256 columns per consumer (128 fp32 accumulators per thread).
+ *   e4m3:   128 × 128: each consumer also keeps a partial accumulator that WGMMA fills with one
+ *           k-tile and that is added into the fp32 accumulator after every k-tile (the fp8 tensor
+ *           core accumulates with ~14 bits, see ptx_wgmma.cuh), so 2 × 64 registers per thread. */
+template <int Input>
+struct gemm_hopper_tile {
+  static constexpr int ELEMENT_BYTES = Input == GEMM_INPUT_E4M3 ? 1 : 2;
+  static constexpr int BLOCK_M = 128;
+  static constexpr int BLOCK_N = Input == GEMM_INPUT_E4M3 ? 128 : 256;
+  static constexpr int BLOCK_K = static_cast<int>(GEMM_HOPPER_SWIZZLE_BYTES) / ELEMENT_BYTES; /* 64 or 128 */
+  static constexpr int K_PER_WGMMA = 32 / ELEMENT_BYTES;                                     /* k16 / k32 */
+  static constexpr int WGMMAS_PER_K_TILE = BLOCK_K / K_PER_WGMMA;                            /* 4 */
+  static constexpr int ROWS_PER_CONSUMER = BLOCK_M / GEMM_HOPPER_CONSUMER_WARPGROUPS;        /* 64 */
+  static constexpr int ACCUMULATORS = BLOCK_N / 2; /* fp32 per thread of a 64 × BLOCK_N wgmma */
+  static constexpr bool PROMOTE_EACH_K_TILE = Input == GEMM_INPUT_E4M3;
+  /* A box of TMA: inner extent 128 bytes (64 / 128 elements), outer up to 256 rows. */
+  static constexpr int BOX_INNER = BLOCK_K; /* elements; also the MN extent of an MN-major box */
+  static constexpr uint32_t A_STAGE_BYTES = BLOCK_M * GEMM_HOPPER_SWIZZLE_BYTES;
+  static constexpr uint32_t B_STAGE_BYTES = BLOCK_N * GEMM_HOPPER_SWIZZLE_BYTES;
+  static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
+  static constexpr int STAGES_FIT =
+      static_cast<int>((GEMM_HOPPER_SMEM_BYTES_MAX - GEMM_HOPPER_SMEM_BARRIER_BYTES - GEMM_HOPPER_SMEM_ALIGNMENT -
+                        GEMM_HOPPER_EPILOGUE_BYTES) /
+                       STAGE_BYTES);
+  static constexpr int STAGES = STAGES_FIT > 8 ? 8 : STAGES_FIT;
+  static constexpr uint32_t SMEM_BYTES =
+      GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + GEMM_HOPPER_EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
+  /* Tile order: GROUP_M tile rows are swept together so the A panels and the B panels of the
+   * tiles in flight stay in L2. */
+  static constexpr int GROUP_M = 8;
+
+  static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 64 == 0 && BLOCK_N <= 256, "tile shape");
+  static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
+  static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");
+};
+
+#endif

@@ -1,0 +1,277 @@
+/*
+ * gemm_hopper_epilogue.cuh — the Hopper GEMM epilogue: one consumer warpgroup's 64 × BLOCK_N
+ * fp32 accumulator tile → D = act(acc_scale · acc + beta · C + bias) in the output dtype
+ * (fp16/bf16/fp32; C has the output dtype; bias per column, or per row after the host turned a
+ * column-major D into a row-major Dᵀ). The accumulator fragment (ptx_wgmma.cuh): a thread holds
+ * columns 8j + 2q, +1 of rows g and g + 8 of its warp's 16 rows (g = lane/4, q = lane%4).
+ *
+ * Two ways out:
+ *   TMA store (D 16-byte aligned, ldd and stride_d multiples of 16 bytes): the tile leaves in
+ *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
+ *     one of two 128B-swizzled staging buffers of the warpgroup (conflict-free: the 8 rows of a
+ *     warp store land in 8 different 16-byte bank groups), published with
+ *     fence.proxy.async + a warpgroup named barrier, and stored by one thread with a TMA tile
+ *     store (rows/columns past M/N dropped by the hardware; start coordinates always >= 0).
+ *     The issuing thread waits (bulk wait_group.read 1) before a buffer is rewritten.
+ *   direct (any other D): 2-element vector stores straight from registers when D's base,
+ *     ldd and stride_d allow, single elements otherwise, with bounds checks.
+ * C is read from global memory with the fragment's pattern in both cases.
+ * Check: tests/gpu/gpu_gemm.c (alpha/beta, bias both ways, relu/gelu, every output dtype,
+ * odd leading dimensions, tails).
+ */
+#ifndef FLASHC_KERNELS_GEMM_HOPPER_EPILOGUE_CUH
+#define FLASHC_KERNELS_GEMM_HOPPER_EPILOGUE_CUH
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "flashc.h"
+#include "kernels/common/ptx.cuh"
+#include "kernels/gemm/gemm_epilogue.cuh"
+#include "kernels/gemm/gemm_hopper_config.cuh"
+
+/* What the epilogue needs of the problem (a part of the kernel's parameter struct). */
+struct gemm_hopper_epilogue_args {
+  void* d;
+  const void* c;    /* NULL when beta == 0 */
+  const void* bias; /* NULL = none */
+  int64_t ldd, ldc, stride_d, stride_c; /* elements; stride_c 0 = C broadcast */
+  int m, n;
+  int d_dtype;      /* flashc_dtype: FP16, BF16 or FP32 */
+  int bias_per_row;
+  int activation;   /* flashc_activation */
+  int d_tma;        /* 1: store through shared memory + TMA (map_d valid) */
+  int d_pairs;      /* direct path: D allows 2-element vector stores */
+  int c_pairs;      /* C allows 2-element vector loads */
+  float alpha, beta;
+  const float* scale_a; /* NULL = 1 */
+  const float* scale_b;
+};
+
+template <int Out>
+struct gemm_out_traits {
+  static constexpr int BYTES = Out == FLASHC_DTYPE_FP32 ? 4 : 2;
+  static constexpr int CHUNK_COLUMNS = 128 / BYTES; /* one 128-byte staging row */
+};
+
+/* Two consecutive elements of dtype `Out` at `base + index` (2-element aligned). */
+template <int Out>
+static __device__ __forceinline__ float2 gemm_load_pair(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    return *reinterpret_cast<const float2*>(static_cast<const float*>(base) + index);
+  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+    return __half22float2(*reinterpret_cast<const __half2*>(static_cast<const __half*>(base) + index));
+  } else {
+    return __bfloat1622float2(
+        *reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(base) + index));
+  }
+}
+
+template <int Out>
+static __device__ __forceinline__ float gemm_load_one(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) return static_cast<const float*>(base)[index];
+  else if constexpr (Out == FLASHC_DTYPE_FP16) return __half2float(static_cast<const __half*>(base)[index]);
+  else return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]);
+}
+
+template <int Out>
+static __device__ __forceinline__ void gemm_store_pair(void* base, int64_t index, float x0, float x1) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    *reinterpret_cast<float2*>(static_cast<float*>(base) + index) = make_float2(x0, x1);
+  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+    *reinterpret_cast<uint32_t*>(static_cast<__half*>(base) + index) = pack_f16x2(x0, x1);
+  } else {
+    *reinterpret_cast<uint32_t*>(static_cast<__nv_bfloat16*>(base) + index) = pack_bf16x2(x0, x1);
+  }
+}
+
+template <int Out>
+static __device__ __forceinline__ void gemm_store_one(void* base, int64_t index, float x) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) static_cast<float*>(base)[index] = x;
+  else if constexpr (Out == FLASHC_DTYPE_FP16) static_cast<__half*>(base)[index] = __float2half_rn(x);
+  else static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16_rn(x);
+}
+
+/* Stores into this CTA's shared memory (st.shared, not generic stores). */
+static __device__ __forceinline__ void gemm_st_shared_b32(uint32_t address, uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");
+}
+static __device__ __forceinline__ void gemm_st_shared_v2_f32(uint32_t address, float x0, float x1) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(address), "f"(x0), "f"(x1) : "memory");
+}
+
+/* x0, x1 (columns col, col + 1 of `row`) through beta·C, bias and the activation. */
+template <int Out>
+static __device__ __forceinline__ void gemm_epilogue_pair(const gemm_hopper_epilogue_args& e, int64_t c_row, int row,
+                                                          int col, bool pair, float& x0, float& x1) {
+  if (e.c) {
+    if (pair && e.c_pairs) {
+      const float2 c = gemm_load_pair<Out>(e.c, c_row + col);
+      x0 = fmaf(e.beta, c.x, x0);
+      x1 = fmaf(e.beta, c.y, x1);
+    } else {
+      x0 = fmaf(e.beta, gemm_load_one<Out>(e.c, c_row + col), x0);
+      if (pair) x1 = fmaf(e.beta, gemm_load_one<Out>(e.c, c_row + col + 1), x1);
+    }
+  }
+  if (e.bias) {
+    if (e.bias_per_row) {
+      const float b = gemm_load_one<Out>(e.bias, row);
+      x0 += b;
+      x1 += b;
+    } else {
+      x0 += gemm_load_one<Out>(e.bias, col);
+      if (pair) x1 += gemm_load_one<Out>(e.bias, col + 1);
+    }
+  }
+  if (e.activation != FLASHC_ACTIVATION_NONE) {
+    x0 = fc_gemm_activation(x0, static_cast<flashc_activation>(e.activation));
+    x1 = fc_gemm_activation(x1, static_cast<flashc_activation>(e.activation));
+  }
+}
+
+/* Direct stores: rows row0 .. row0+63, columns col0 .. col0+BlockN-1; `thread` in 0..127. */
+template <int Out, int BlockN, bool Plain>
+static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hopper_epilogue_args& e,
+                                                                const float (&acc)[BlockN / 2], float acc_scale,
+                                                                int batch, int row0, int col0, int thread) {
+  const int warp = thread / 32, lane = thread % 32;
+  const int row_base = row0 + 16 * warp + lane / 4;
+  const int col_base = col0 + 2 * (lane % 4);
+  const int64_t d_batch = static_cast<int64_t>(batch) * e.stride_d;
+  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row_base + 8 * half;
+    if (row >= e.m) continue;
+    const int64_t d_row = d_batch + static_cast<int64_t>(row) * e.ldd;
+    const int64_t c_row = c_batch + static_cast<int64_t>(row) * e.ldc;
+#pragma unroll
+    for (int j = 0; j < BlockN / 8; ++j) {
+      const int col = col_base + 8 * j;
+      if (col >= e.n) continue;
+      const bool pair = col + 1 < e.n;
+      float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
+      if constexpr (!Plain) gemm_epilogue_pair<Out>(e, c_row, row, col, pair, x0, x1);
+      if (pair && e.d_pairs) {
+        gemm_store_pair<Out>(e.d, d_row + col, x0, x1);
+      } else {
+        gemm_store_one<Out>(e.d, d_row + col, x0);
+        if (pair) gemm_store_one<Out>(e.d, d_row + col + 1, x1);
+      }
+    }
+  }
+}
+
+/* Shared-memory staging + TMA store. `staging`: this warpgroup's 2 buffers (1024-aligned);
+ * `chunk_counter`: chunks this warpgroup has stored so far (selects the buffer). */
+template <int Out, int BlockN, bool Plain>
+static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
+                                                             const CUtensorMap* map_d,
+                                                             const float (&acc)[BlockN / 2], float acc_scale,
+                                                             int batch, int row0, int col0, int thread,
+                                                             uint8_t* staging, uint32_t barrier_id,
+                                                             uint32_t& chunk_counter) {
+  constexpr int CHUNK = gemm_out_traits<Out>::CHUNK_COLUMNS; /* 64 or 32 columns */
+  constexpr int BYTES = gemm_out_traits<Out>::BYTES;
+  constexpr int J_PER_CHUNK = CHUNK / 8;
+  if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
+  const int warp = thread / 32, lane = thread % 32;
+  const int g = lane / 4, q = lane % 4;
+  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
+  const bool issuer = thread == 0;
+#pragma unroll
+  for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
+    const int chunk_col0 = col0 + chunk * CHUNK;
+    if (chunk_col0 >= e.n) break; /* uniform */
+    uint8_t* buffer = staging + (chunk_counter & 1u) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+    const uint32_t buffer_address = smem_u32(buffer);
+    /* The store that last read this buffer (two chunks ago) must be done reading it. */
+    if (issuer) tma_wait_group_read<1>();
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int local_row = 16 * warp + g + 8 * half;
+      const int row = row0 + local_row;
+      const int64_t c_row = c_batch + static_cast<int64_t>(row) * e.ldc;
+#pragma unroll
+      for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
+        const int j = chunk * J_PER_CHUNK + jj;
+        const int local_col = 8 * jj + 2 * q;
+        const int col = chunk_col0 + local_col;
+        float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
+        if constexpr (!Plain) {
+          if ((e.c || e.bias) && row < e.m && col < e.n)
+            gemm_epilogue_pair<Out>(e, c_row, row, col, col + 1 < e.n, x0, x1);
+          else if (e.activation != FLASHC_ACTIVATION_NONE) {
+            x0 = fc_gemm_activation(x0, static_cast<flashc_activation>(e.activation));
+            x1 = fc_gemm_activation(x1, static_cast<flashc_activation>(e.activation));
+          }
+        }
+        const uint32_t address =
+            buffer_address + smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + local_col * BYTES);
+        if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_f32(address, x0, x1);
+        else if constexpr (Out == FLASHC_DTYPE_FP16) gemm_st_shared_b32(address, pack_f16x2(x0, x1));
+        else gemm_st_shared_b32(address, pack_bf16x2(x0, x1));
+      }
+    }
+    fence_proxy_async_shared_cta();
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+    if (issuer) {
+      tma_store_3d(map_d, buffer, chunk_col0, row0, batch);
+      tma_commit_group();
+    }
+    ++chunk_counter;
+  }
+}
+
+/* Dispatches on the runtime output dtype, store path and epilogue kind (one branch per tile).
+ * "Plain" (no C, no bias, no activation) gets its own compact code: the general per-element
+ * branches, inlined between the stores, would otherwise spread the hot path over many
+ * instruction-cache lines. */
+template <int Out, int BlockN>
+static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hopper_epilogue_args& e,
+                                                                const CUtensorMap* map_d,
+                                                                const float (&acc)[BlockN / 2], float acc_scale,
+                                                                int batch, int row0, int col0, int thread,
+                                                                uint8_t* staging, uint32_t barrier_id,
+                                                                uint32_t& chunk_counter) {
+  const bool plain = !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;
+  if (e.d_tma) {
+    if (plain)
+      gemm_hopper_store_tma<Out, BlockN, true>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
+                                               barrier_id, chunk_counter);
+    else
+      gemm_hopper_store_tma<Out, BlockN, false>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
+                                                barrier_id, chunk_counter);
+  } else {
+    if (plain) gemm_hopper_store_direct<Out, BlockN, true>(e, acc, acc_scale, batch, row0, col0, thread);
+    else gemm_hopper_store_direct<Out, BlockN, false>(e, acc, acc_scale, batch, row0, col0, thread);
+  }
+}
+
+template <int BlockN>
+static __device__ __forceinline__ void gemm_hopper_epilogue(const gemm_hopper_epilogue_args& e,
+                                                            const CUtensorMap* map_d,
+                                                            const float (&acc)[BlockN / 2], float acc_scale,
+                                                            int batch, int row0, int col0, int thread,
+                                                            uint8_t* staging, uint32_t barrier_id,
+                                                            uint32_t& chunk_counter) {
+  if (e.d_dtype == FLASHC_DTYPE_BF16)
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_BF16, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
+                                                        barrier_id, chunk_counter);
+  else if (e.d_dtype == FLASHC_DTYPE_FP16)
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP16, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
+                                                        barrier_id, chunk_counter);
+  else
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP32, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
+                                                        barrier_id, chunk_counter);
+}
+
+/* Before the CTA exits: the last TMA stores have read their staging buffers. */
+static __device__ __forceinline__ void gemm_hopper_epilogue_finish(const gemm_hopper_epilogue_args& e, int thread) {
+  if (e.d_tma && thread == 0) tma_wait_group<0>();
+}
+
+#endif

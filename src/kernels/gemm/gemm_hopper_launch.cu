@@ -1,0 +1,247 @@
+/*
+ * gemm_hopper_launch.cu — the extern "C" side of the Hopper GEMM (src/kernels/launch.h):
+ *   fc_gemm_hopper_check           can the TMA + WGMMA kernel run this problem? (else the reason)
+ *   fc_gemm_hopper_workspace_size  0 (the kernel needs no scratch memory)
+ *   fc_gemm_hopper_run             tensor maps, grid = min(#SMs, tiles), launch
+ *
+ * Tensor maps are 3-D: (contiguous extent, strided extent, batch) with the batch stride; an
+ * operand with batch stride 0 (broadcast) or a single batch gets a batch extent of 1 and the
+ * kernel loads it at batch coordinate 0.
+ *   A row-major: (k, m) box (BLOCK_K, BLOCK_M)   A col-major: (m, k) box (64, BLOCK_K)
+ *   B col-major: (k, n) box (BLOCK_K, BLOCK_N)   B row-major: (n, k) box (64, BLOCK_K)
+ * What TMA cannot load is refused here so the dispatcher falls back: an A or B base address
+ * that is not 16-byte aligned, a leading dimension or batch stride that is not a multiple of 16
+ * bytes (e.g. k % 8 != 0 with row-major A), e4m3 operands that are not K-major. D is stored
+ * with TMA (3-D map (n, m, batch), box 128 bytes × 64 rows) when it is 16-byte compatible, else
+ * directly from registers (any alignment).
+ * Check: tests/gpu/gpu_gemm.c runs AUTO and HOPPER on every layout and checks refusals.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "flashc.h"
+#include "host/error.h"
+#include "host/problem.h"
+#include "host/tensor_map.h"
+#include "kernels/gemm/gemm_hopper_kernel.cuh"
+#include "kernels/launch.h"
+
+namespace {
+
+constexpr int64_t TMA_ALIGNMENT_BYTES = 16;
+constexpr int64_t TMA_MAX_STRIDE_BYTES = int64_t(1) << 40;
+
+bool is_16bit_input(flashc_dtype dtype) { return dtype == FLASHC_DTYPE_FP16 || dtype == FLASHC_DTYPE_BF16; }
+
+int input_kind(flashc_dtype dtype) {
+  return dtype == FLASHC_DTYPE_FP16 ? GEMM_INPUT_F16 : dtype == FLASHC_DTYPE_BF16 ? GEMM_INPUT_BF16 : GEMM_INPUT_E4M3;
+}
+
+struct tile_dims {
+  int block_m, block_n, block_k;
+};
+
+tile_dims tile_of(flashc_dtype dtype) {
+  if (dtype == FLASHC_DTYPE_E4M3)
+    return {gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_M, gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_N,
+            gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_K};
+  return {gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_M, gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_N,
+          gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_K};
+}
+
+bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
+
+/* Rejects an operand TMA cannot address; *why gets the reason. */
+bool tma_operand_ok(const char* name, const void* pointer, int64_t ld, int64_t batch_stride, int batch_count,
+                    int64_t element_bytes, fc_reason* why) {
+  if (!aligned(pointer, TMA_ALIGNMENT_BYTES)) {
+    snprintf(why->text, sizeof why->text, "%s (%p) is not 16-byte aligned (TMA)", name, pointer);
+    return false;
+  }
+  if ((ld * element_bytes) % TMA_ALIGNMENT_BYTES != 0 || ld * element_bytes >= TMA_MAX_STRIDE_BYTES) {
+    snprintf(why->text, sizeof why->text,
+             "the leading dimension of %s (%lld elements) is not a multiple of 16 bytes below 2^40 (TMA)", name,
+             (long long)ld);
+    return false;
+  }
+  if (batch_count > 1 && batch_stride != 0 &&
+      ((batch_stride * element_bytes) % TMA_ALIGNMENT_BYTES != 0 || batch_stride * element_bytes >= TMA_MAX_STRIDE_BYTES)) {
+    snprintf(why->text, sizeof why->text,
+             "the batch stride of %s (%lld elements) is not a multiple of 16 bytes below 2^40 (TMA)", name,
+             (long long)batch_stride);
+    return false;
+  }
+  return true;
+}
+
+/* 2-element vector access to D or C: base, ld and batch stride all even (in elements). */
+bool pairs_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t element_bytes) {
+  return aligned(pointer, 2 * element_bytes) && ld % 2 == 0 && batch_stride % 2 == 0;
+}
+
+/* D through shared memory + TMA store: 16-byte aligned base, ldd and stride_d. */
+bool d_tma_ok(const fc_gemm_problem* p, int64_t element_bytes) {
+  return aligned(p->d, TMA_ALIGNMENT_BYTES) && (p->ldd * element_bytes) % TMA_ALIGNMENT_BYTES == 0 &&
+         p->ldd * element_bytes < TMA_MAX_STRIDE_BYTES &&
+         (p->batch_count == 1 || ((p->stride_d * element_bytes) % TMA_ALIGNMENT_BYTES == 0 &&
+                                  p->stride_d * element_bytes < TMA_MAX_STRIDE_BYTES));
+}
+
+/* A 3-D tensor map over (contiguous, strided, batch). */
+flashc_status encode_operand(const fc_cuda_context* context, flashc_dtype dtype, const void* base,
+                             int64_t contiguous_extent, int64_t strided_extent, int64_t ld, int64_t batch_stride,
+                             int batch_count, int batched, uint32_t box_contiguous, uint32_t box_strided,
+                             CUtensorMap* map) {
+  fc_tensor_map_desc desc;
+  fc_tensor_map_desc_init(&desc);
+  desc.dtype = dtype;
+  desc.rank = 3;
+  desc.global_address = base;
+  desc.global_dims[0] = static_cast<uint64_t>(contiguous_extent);
+  desc.global_dims[1] = static_cast<uint64_t>(strided_extent);
+  desc.global_dims[2] = batched ? static_cast<uint64_t>(batch_count) : 1u;
+  desc.global_strides[0] = 1;
+  desc.global_strides[1] = ld;
+  /* Unbatched: any valid stride (never stepped), the matrix span keeps it 16-byte aligned. */
+  desc.global_strides[2] = batched ? batch_stride : ld * strided_extent;
+  desc.box_dims[0] = box_contiguous;
+  desc.box_dims[1] = box_strided;
+  desc.box_dims[2] = 1;
+  desc.swizzle = FC_TENSOR_MAP_SWIZZLE_128B;
+  desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
+  desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
+  return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
+}
+
+}  // namespace
+
+extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc_cuda_context* context,
+                                              fc_reason* why_not) {
+  if (context->cc_major != 9 || context->cc_minor != 0) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "the Hopper GEMM needs compute capability 9.0 (sm_90a); this device is %d.%d", context->cc_major,
+             context->cc_minor);
+    return FLASHC_STATUS_NOT_SUPPORTED_ARCH;
+  }
+  if (!context->tensor_map_encoder.encode_tiled) {
+    snprintf(why_not->text, sizeof why_not->text, "the CUDA driver offers no cuTensorMapEncodeTiled (TMA)");
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  if (!is_16bit_input(p->ab_dtype) && p->ab_dtype != FLASHC_DTYPE_E4M3) {
+    snprintf(why_not->text, sizeof why_not->text, "the Hopper GEMM takes fp16, bf16 or e4m3 inputs, not %s",
+             flashc_dtype_name(p->ab_dtype));
+    return FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
+  }
+  if (p->d_dtype != FLASHC_DTYPE_FP16 && p->d_dtype != FLASHC_DTYPE_BF16 && p->d_dtype != FLASHC_DTYPE_FP32) {
+    snprintf(why_not->text, sizeof why_not->text, "the Hopper GEMM writes fp16, bf16 or fp32, not %s",
+             flashc_dtype_name(p->d_dtype));
+    return FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
+  }
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3 && (p->a_layout != FLASHC_ROW_MAJOR || p->b_layout != FLASHC_COL_MAJOR)) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "e4m3 on Hopper needs K-major operands (A row-major and B column-major after normalizing D to row-major)");
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  const int64_t ab_bytes = static_cast<int64_t>(flashc_dtype_size(p->ab_dtype));
+  const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
+  if (!tma_operand_ok("a", p->a, p->lda, p->stride_a, p->batch_count, ab_bytes, why_not) ||
+      !tma_operand_ok("b", p->b, p->ldb, p->stride_b, p->batch_count, ab_bytes, why_not))
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  const tile_dims tile = tile_of(p->ab_dtype);
+  const int64_t tiles = static_cast<int64_t>((p->m + tile.block_m - 1) / tile.block_m) *
+                        ((p->n + tile.block_n - 1) / tile.block_n) * p->batch_count;
+  if (tiles > 0x7fffffff) {
+    snprintf(why_not->text, sizeof why_not->text, "%lld output tiles exceed the scheduler's int range",
+             (long long)tiles);
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  return FLASHC_STATUS_SUCCESS;
+}
+
+extern "C" size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context) {
+  (void)problem;
+  (void)context;
+  return 0;
+}
+
+extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_cuda_context* context,
+                                            void* workspace, void* stream) {
+  (void)workspace;
+  fc_reason why_not = {{0}};
+  flashc_status status = fc_gemm_hopper_check(p, context, &why_not);
+  if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "Hopper GEMM: %s", why_not.text);
+
+  const tile_dims tile = tile_of(p->ab_dtype);
+  const int a_mn_major = p->a_layout == FLASHC_COL_MAJOR;
+  const int b_mn_major = p->b_layout == FLASHC_ROW_MAJOR;
+  const uint32_t mn_box = 64; /* one 128-byte swizzle span of a 16-bit MN-major tile */
+
+  gemm_hopper_params params;
+  memset(&params, 0, sizeof params);
+  params.a_batched = p->batch_count > 1 && p->stride_a != 0;
+  params.b_batched = p->batch_count > 1 && p->stride_b != 0;
+  if (a_mn_major)
+    status = encode_operand(context, p->ab_dtype, p->a, p->m, p->k, p->lda, p->stride_a, p->batch_count,
+                            params.a_batched, mn_box, tile.block_k, &params.map_a);
+  else
+    status = encode_operand(context, p->ab_dtype, p->a, p->k, p->m, p->lda, p->stride_a, p->batch_count,
+                            params.a_batched, tile.block_k, tile.block_m, &params.map_a);
+  if (status != FLASHC_STATUS_SUCCESS) return status;
+  if (b_mn_major)
+    status = encode_operand(context, p->ab_dtype, p->b, p->n, p->k, p->ldb, p->stride_b, p->batch_count,
+                            params.b_batched, mn_box, tile.block_k, &params.map_b);
+  else
+    status = encode_operand(context, p->ab_dtype, p->b, p->k, p->n, p->ldb, p->stride_b, p->batch_count,
+                            params.b_batched, tile.block_k, tile.block_n, &params.map_b);
+  if (status != FLASHC_STATUS_SUCCESS) return status;
+
+  const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
+  params.epilogue.d_tma = d_tma_ok(p, d_bytes);
+  if (params.epilogue.d_tma) {
+    status = encode_operand(context, p->d_dtype, p->d, p->n, p->m, p->ldd, p->stride_d, p->batch_count,
+                            p->batch_count > 1, static_cast<uint32_t>(128 / d_bytes), GEMM_HOPPER_EPILOGUE_ROWS,
+                            &params.map_d);
+    if (status != FLASHC_STATUS_SUCCESS) return status;
+  }
+  params.epilogue.d_pairs = pairs_ok(p->d, p->ldd, p->stride_d, d_bytes);
+  params.epilogue.c_pairs = p->c ? pairs_ok(p->c, p->ldc, p->stride_c, d_bytes) : 0;
+
+  gemm_hopper_scheduler& s = params.scheduler;
+  s.tiles_m = (p->m + tile.block_m - 1) / tile.block_m;
+  s.tiles_n = (p->n + tile.block_n - 1) / tile.block_n;
+  s.tiles_per_batch = s.tiles_m * s.tiles_n;
+  s.tile_count = s.tiles_per_batch * p->batch_count;
+  params.k_tiles = (p->k + tile.block_k - 1) / tile.block_k;
+
+  gemm_hopper_epilogue_args& e = params.epilogue; /* d_tma, d_pairs, c_pairs set above */
+  e.d = p->d;
+  e.c = p->c;
+  e.bias = p->bias;
+  e.ldd = p->ldd;
+  e.ldc = p->ldc;
+  e.stride_d = p->stride_d;
+  e.stride_c = p->stride_c;
+  e.m = p->m;
+  e.n = p->n;
+  e.d_dtype = p->d_dtype;
+  e.bias_per_row = p->bias_per_row;
+  e.activation = p->activation;
+  e.alpha = p->alpha;
+  e.beta = p->beta;
+  e.scale_a = p->scale_a;
+  e.scale_b = p->scale_b;
+
+  const int grid = s.tile_count < context->sm_count ? s.tile_count : context->sm_count;
+  cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
+  cudaError_t error;
+  switch (input_kind(p->ab_dtype)) {
+    case GEMM_INPUT_F16: error = gemm_hopper_launch_f16(params, a_mn_major, b_mn_major, grid, cuda_stream); break;
+    case GEMM_INPUT_BF16: error = gemm_hopper_launch_bf16(params, a_mn_major, b_mn_major, grid, cuda_stream); break;
+    default: error = gemm_hopper_launch_e4m3(params, grid, cuda_stream); break;
+  }
+  if (error != cudaSuccess)
+    return fc_fail(FLASHC_STATUS_CUDA_ERROR, "launching the Hopper GEMM: %s", cudaGetErrorString(error));
+  return FLASHC_STATUS_SUCCESS;
+}

@@ -1,0 +1,192 @@
+/*
+ * gemm_hopper_mainloop.cuh — the two halves of the Hopper GEMM main loop.
+ *
+ * Shared memory holds a ring of STAGES slots; slot s = [A k-tile | B k-tile], each in the
+ * 128B-swizzled block layout of ptx_desc.cuh (one TMA box per block), guarded by
+ * full[s] (1 arrival + the slot's TMA bytes) and empty[s] (one arrival per consumer warp).
+ *
+ * Producer (one elected thread): for each tile of this CTA, for each k-tile: wait empty,
+ * expect_tx(STAGE_BYTES), TMA-load the A and B k-tiles (out-of-range rows and K columns are
+ * zero-filled, so M/N/K tails need no code).
+ *   A row-major (K-major):  one box (BLOCK_K × BLOCK_M rows) at (k0, m0, batch)
+ *   A col-major (M-major):  BLOCK_M/64 boxes (64 M × BLOCK_K K rows) at (m0 + 64i, k0, batch)
+ *   B col-major (K-major):  one box (BLOCK_K × BLOCK_N rows) at (k0, n0, batch)
+ *   B row-major (N-major):  BLOCK_N/64 boxes (64 N × BLOCK_K K rows) at (n0 + 64i, k0, batch)
+ * Consumer warpgroup c (rows 64c..64c+63 of the tile): per k-tile, wait full, then
+ * WGMMAS_PER_K_TILE wgmma m64 × BLOCK_N with descriptors into the slot (K-major: +32 B per
+ * step; MN-major: +K_PER_WGMMA rows · 128 B per step, LBO = next 64-wide block).
+ *   16-bit: accumulate in place, keep one batch in flight (wait_group 1), release the previous slot.
+ *   e4m3:   a fresh partial per k-tile (scaleD = 0 on its first step), wait_group 0, release,
+ *           add into the fp32 accumulator (the promotion that keeps long-K FP8 accurate).
+ * Check: tests/gpu/gpu_gemm.c (all four layouts, K tails, K = 1 … 2048+).
+ */
+#ifndef FLASHC_KERNELS_GEMM_HOPPER_MAINLOOP_CUH
+#define FLASHC_KERNELS_GEMM_HOPPER_MAINLOOP_CUH
+
+#include <cuda.h>
+
+#include "kernels/common/ptx.cuh"
+#include "kernels/gemm/gemm_hopper_config.cuh"
+#include "kernels/gemm/gemm_hopper_scheduler.cuh"
+
+/* The pipeline's shared state: slot base and barriers. */
+struct gemm_hopper_ring {
+  uint8_t* slots; /* STAGES × STAGE_BYTES, 1024-aligned */
+  uint64_t* full;
+  uint64_t* empty;
+};
+
+/* Position in the ring; the phase flips each time the slot index wraps. */
+struct gemm_hopper_ring_position {
+  int stage;
+  uint32_t phase;
+};
+
+template <int Stages>
+static __device__ __forceinline__ void gemm_hopper_ring_advance(gemm_hopper_ring_position& position) {
+  if (++position.stage == Stages) {
+    position.stage = 0;
+    position.phase ^= 1u;
+  }
+}
+
+/* Producer: one thread. */
+template <int Input, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                                           const gemm_hopper_scheduler& scheduler, int a_batched,
+                                                           int b_batched, int k_tiles,
+                                                           const gemm_hopper_ring& ring) {
+  using T = gemm_hopper_tile<Input>;
+  constexpr uint32_t MN_BLOCK_BYTES = T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES; /* 64 MN × BLOCK_K rows */
+  tma_prefetch_map(map_a);
+  tma_prefetch_map(map_b);
+  gemm_hopper_ring_position position = {0, 0};
+  for (int linear = blockIdx.x; linear < scheduler.tile_count; linear += gridDim.x) {
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(scheduler, linear);
+    const int m0 = tile.tile_m * T::BLOCK_M, n0 = tile.tile_n * T::BLOCK_N;
+    const int batch_a = a_batched ? tile.batch : 0, batch_b = b_batched ? tile.batch : 0;
+    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+      const int k0 = k_tile * T::BLOCK_K;
+      mbarrier_wait_parity(&ring.empty[position.stage], position.phase ^ 1u);
+      uint64_t* full = &ring.full[position.stage];
+      uint8_t* slot_a = ring.slots + position.stage * T::STAGE_BYTES;
+      uint8_t* slot_b = slot_a + T::A_STAGE_BYTES;
+      mbarrier_arrive_expect_tx(full, T::STAGE_BYTES);
+      if constexpr (AMnMajor) {
+#pragma unroll
+        for (int block = 0; block < T::BLOCK_M / 64; ++block)
+          tma_load_3d(slot_a + block * MN_BLOCK_BYTES, map_a, full, m0 + 64 * block, k0, batch_a);
+      } else {
+        tma_load_3d(slot_a, map_a, full, k0, m0, batch_a);
+      }
+      if constexpr (BMnMajor) {
+#pragma unroll
+        for (int block = 0; block < T::BLOCK_N / 64; ++block)
+          tma_load_3d(slot_b + block * MN_BLOCK_BYTES, map_b, full, n0 + 64 * block, k0, batch_b);
+      } else {
+        tma_load_3d(slot_b, map_b, full, k0, n0, batch_b);
+      }
+      gemm_hopper_ring_advance<T::STAGES>(position);
+    }
+  }
+}
+
+/* One warp lane per warp releases a slot: empty[] counts CONSUMER_WARPGROUPS × 4 arrivals. */
+static __device__ __forceinline__ void gemm_hopper_release(uint64_t* empty) {
+  if (lane_id() == 0) mbarrier_arrive(empty);
+}
+
+/* One wgmma m64 × BLOCK_N × k16/k32 of the instantiated input kind; TA/TB = MN-major operand. */
+template <int Input, int TA, int TB>
+static __device__ __forceinline__ void gemm_hopper_wgmma(float (&acc)[gemm_hopper_tile<Input>::ACCUMULATORS],
+                                                         uint64_t desc_a, uint64_t desc_b, uint32_t accumulate) {
+  if constexpr (Input == GEMM_INPUT_F16) wgmma_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
+  else if constexpr (Input == GEMM_INPUT_BF16) wgmma_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
+  else wgmma_ss_e4m3(acc, desc_a, desc_b, accumulate);
+}
+
+/* Descriptors of k-step `step` of a slot, for consumer warpgroup `consumer`. */
+template <int Input, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_descriptors(uint32_t slot_address, int consumer,
+                                                               uint64_t (&desc_a)[gemm_hopper_tile<Input>::WGMMAS_PER_K_TILE],
+                                                               uint64_t (&desc_b)[gemm_hopper_tile<Input>::WGMMAS_PER_K_TILE]) {
+  using T = gemm_hopper_tile<Input>;
+  constexpr smem_swizzle SW = SMEM_SWIZZLE_128B;
+  const uint32_t b_address = slot_address + T::A_STAGE_BYTES;
+#pragma unroll
+  for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step) {
+    if constexpr (AMnMajor) {
+      /* Block `consumer` holds M rows 64c..64c+63 (one block = 64 MN × BLOCK_K K rows). */
+      desc_a[step] = smem_desc_mn_major_at(slot_address + consumer * T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES, SW,
+                                           T::BLOCK_K, step * T::K_PER_WGMMA);
+    } else {
+      desc_a[step] = smem_desc_k_major_at(slot_address + consumer * T::ROWS_PER_CONSUMER * GEMM_HOPPER_SWIZZLE_BYTES,
+                                          SW, T::ROWS_PER_CONSUMER, step * 32u);
+    }
+    if constexpr (BMnMajor) {
+      desc_b[step] = smem_desc_mn_major_at(b_address, SW, T::BLOCK_K, step * T::K_PER_WGMMA);
+    } else {
+      desc_b[step] = smem_desc_k_major_at(b_address, SW, T::BLOCK_N, step * 32u);
+    }
+  }
+}
+
+/* Consumer warpgroup `consumer`: the whole K loop of one tile into `acc` (fully overwritten). */
+template <int Input, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input>::ACCUMULATORS],
+                                                           int consumer, int k_tiles, const gemm_hopper_ring& ring,
+                                                           gemm_hopper_ring_position& position) {
+  using T = gemm_hopper_tile<Input>;
+  constexpr int STEPS = T::WGMMAS_PER_K_TILE;
+  const uint32_t slots_address = smem_u32(ring.slots);
+  if constexpr (!T::PROMOTE_EACH_K_TILE) {
+    int previous_stage = -1;
+    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+      uint64_t desc_a[STEPS], desc_b[STEPS];
+      gemm_hopper_descriptors<Input, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES, consumer,
+                                                         desc_a, desc_b);
+      const uint32_t accumulate_first = k_tile > 0 ? 1u : 0u;
+      mbarrier_wait_parity(&ring.full[position.stage], position.phase);
+      wgmma_fence_operand(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < STEPS; ++step)
+        gemm_hopper_wgmma<Input, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step],
+                                                     step == 0 ? accumulate_first : 1u);
+      wgmma_commit_group();
+      wgmma_fence_operand(acc);
+      wgmma_wait_group<1>();
+      /* The batch before this one has finished reading its slot. */
+      if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]);
+      previous_stage = position.stage;
+      gemm_hopper_ring_advance<T::STAGES>(position);
+    }
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(acc);
+    if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]);
+  } else {
+    float partial[T::ACCUMULATORS];
+#pragma unroll
+    for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] = 0.0f;
+    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+      uint64_t desc_a[STEPS], desc_b[STEPS];
+      gemm_hopper_descriptors<Input, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES, consumer,
+                                                         desc_a, desc_b);
+      mbarrier_wait_parity(&ring.full[position.stage], position.phase);
+      wgmma_fence_operand(partial);
+      wgmma_fence();
+#pragma unroll
+      for (int step = 0; step < STEPS; ++step)
+        gemm_hopper_wgmma<Input, 0, 0>(partial, desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
+      wgmma_commit_group();
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(partial);
+      gemm_hopper_release(&ring.empty[position.stage]);
+      gemm_hopper_ring_advance<T::STAGES>(position);
+#pragma unroll
+      for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] += partial[i];
+    }
+  }
+}
+
+#endif

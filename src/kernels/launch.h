@@ -1,0 +1,61 @@
+/*
+ * launch.h — the boundary between host C and the CUDA kernels: the only kernel-side
+ * declarations host code sees. Each family offers a `check` (can it run this validated
+ * problem on this device? a NOT_SUPPORTED* status and the reason in *why_not otherwise;
+ * it sets no thread-local error, so the host can probe several families), a workspace
+ * size, and a `run` that launches on the stream (failures through fc_fail). Kernel templates stay in
+ * src/kernels; the definitions are extern "C" in the family's launch .cu file.
+ */
+#ifndef FLASHC_KERNELS_LAUNCH_H
+#define FLASHC_KERNELS_LAUNCH_H
+
+#include <stddef.h>
+
+#include "flashc.h"
+#include "host/problem.h"
+#include "host/tensor_map.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a launcher knows about its device; filled once when the handle is created. */
+typedef struct fc_cuda_context {
+  int device;
+  int cc_major, cc_minor;
+  int sm_count;
+  size_t shared_memory_per_block_optin;
+  size_t l2_cache_bytes;
+  fc_tensor_map_encoder tensor_map_encoder;
+} fc_cuda_context;
+
+/* Why a kernel family cannot run a problem, for the message the host reports. */
+typedef struct fc_reason {
+  char text[256];
+} fc_reason;
+
+#ifdef FLASHC_WITH_CUDA
+
+/* GEMM, Hopper TMA + WGMMA (src/kernels/gemm/, sm_90a). */
+flashc_status fc_gemm_hopper_check(const fc_gemm_problem* problem, const fc_cuda_context* context,
+                                   fc_reason* why_not);
+size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context);
+flashc_status fc_gemm_hopper_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* workspace,
+                                 void* stream);
+
+/* GEMM, portable cp.async + mma.sync (src/kernels/gemm/, files named _sm80.cu; sm_80 and newer). */
+flashc_status fc_gemm_portable_check(const fc_gemm_problem* problem, const fc_cuda_context* context,
+                                     fc_reason* why_not);
+flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
+
+/* GEMM, the fallback that takes any problem the validation accepts (any alignment, any
+ * dtype the GPU takes): correct, not fast. Used when neither path above can run. */
+flashc_status fc_gemm_fallback_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
+
+#endif /* FLASHC_WITH_CUDA */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

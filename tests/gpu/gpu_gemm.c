@@ -1,0 +1,389 @@
+/*
+ * gpu_gemm.c — flashc_gemm on a CUDA handle against the CPU reference (fc_ref_gemm, fp64 and
+ * same-precision modes; the DESIGN §6 rule through test_check_output): random shapes with
+ * m, n, k from {1, 7, 13, 127, 129, 1000, 2048 + tails, random}, all four A/B layouts for
+ * row- and column-major C/D, padded leading dimensions, alpha/beta, strided and broadcast
+ * batches, bias, ReLU/GELU, fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and
+ * HOPPER (a forced Hopper run on a problem TMA cannot take must fail with NOT_SUPPORTED),
+ * k % 8 != 0 (the fallback). Outputs are poisoned (0xFF = NaN) before each run and every
+ * element of the D buffer is checked (written inside the matrix, untouched in the padding).
+ *
+ * e4m3: the fp8 tensor core adds products inside one k-tile with ~14 significant bits before
+ * the kernel promotes them into fp32 (ptx_wgmma.cuh), so e4m3 cases add 2^-12 · max Σ|a·b| to
+ * the tolerance — a documented property of the hardware, not slack for the kernel.
+ *
+ * Build: cmake -DFLASHC_BUILD_TESTS=ON; run: ./build/tests/gpu/gpu_gemm [random cases] [--no-fixed]
+ * (FLASHC_TEST_SEED=n reproduces a run). Exit 77 without a CUDA device.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "cpu/reference.h"
+#include "flashc.h"
+#include "host/problem.h"
+#include "host/validate.h"
+#include "oracle.h"
+
+#define CUDA_CHECK(call)                                                                   \
+  do {                                                                                     \
+    cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) test_fatal("%s:%d %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+  } while (0)
+
+typedef struct gemm_case {
+  int m, n, k, batch;
+  flashc_dtype in, out;
+  flashc_layout a_layout, b_layout, cd_layout;
+  int pad_a, pad_b, pad_cd; /* extra leading-dimension elements */
+  int broadcast_a, broadcast_b, broadcast_c;
+  float alpha, beta;
+  int bias, use_scales;
+  flashc_activation act;
+  int algo;
+} gemm_case;
+
+static int64_t span_of(flashc_layout layout, int64_t ld, int64_t rows, int64_t cols) {
+  return layout == FLASHC_ROW_MAJOR ? ld * (rows - 1) + cols : ld * (cols - 1) + rows;
+}
+
+/* What the Hopper family accepts (mirrors fc_gemm_hopper_check on an sm_90 device). */
+static int hopper_can_take(const fc_gemm_problem* p) {
+  int64_t ab = (int64_t)flashc_dtype_size(p->ab_dtype), db = (int64_t)flashc_dtype_size(p->d_dtype);
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3 && (p->a_layout != FLASHC_ROW_MAJOR || p->b_layout != FLASHC_COL_MAJOR))
+    return 0;
+  if ((p->lda * ab) % 16 || (p->ldb * ab) % 16) return 0;
+  if (p->batch_count > 1 && ((p->stride_a * ab) % 16 || (p->stride_b * ab) % 16)) return 0;
+  (void)db; /* any D and C: the epilogue falls back to direct stores */
+  return 1;
+}
+
+static const char* layout_char(flashc_layout l) { return l == FLASHC_ROW_MAJOR ? "r" : "c"; }
+
+/* Runs one case; returns 1 on pass. */
+static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
+  char name[256];
+  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d",
+           test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
+           layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
+           gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
+           gc->algo);
+  const int64_t m = gc->m, n = gc->n, k = gc->k;
+  const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
+  const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
+  const int64_t ldcd = (gc->cd_layout == FLASHC_ROW_MAJOR ? n : m) + gc->pad_cd;
+  const int64_t span_a = span_of(gc->a_layout, lda, m, k), span_b = span_of(gc->b_layout, ldb, k, n);
+  const int64_t span_cd = span_of(gc->cd_layout, ldcd, m, n);
+  /* Batch strides: the span rounded up to 8 elements (16 bytes for 16-bit) unless broadcast. */
+  const int64_t stride_a = gc->broadcast_a ? 0 : (span_a + 7) / 8 * 8;
+  const int64_t stride_b = gc->broadcast_b ? 0 : (span_b + 7) / 8 * 8;
+  const int64_t stride_c = gc->broadcast_c ? 0 : (span_cd + 7) / 8 * 8;
+  const int64_t stride_d = (span_cd + 7) / 8 * 8;
+  const int64_t count_a = stride_a * (gc->batch - 1) + span_a, count_b = stride_b * (gc->batch - 1) + span_b;
+  const int64_t count_c = stride_c * (gc->batch - 1) + span_cd, count_d = stride_d * (gc->batch - 1) + span_cd;
+  const size_t in_bytes = test_dtype_size(gc->in), out_bytes = test_dtype_size(gc->out);
+
+  void* a = test_alloc((size_t)count_a * in_bytes);
+  void* b = test_alloc((size_t)count_b * in_bytes);
+  void* c = gc->beta != 0.0f ? test_alloc((size_t)count_c * out_bytes) : NULL;
+  void* bias = gc->bias ? test_alloc((size_t)n * out_bytes) : NULL;
+  void* d = test_alloc((size_t)count_d * out_bytes);
+  double scale = gc->in == FLASHC_DTYPE_E4M3 ? 2.0 : 1.0;
+  test_fill_random(rng, a, count_a, gc->in, scale);
+  test_fill_random(rng, b, count_b, gc->in, scale);
+  if (c) test_fill_random(rng, c, count_c, gc->out, 1.0);
+  if (bias) test_fill_random(rng, bias, n, gc->out, 1.0);
+  float scales[2] = {1.0f, 1.0f};
+  if (gc->use_scales) {
+    scales[0] = (float)(0.25 + test_rng_uniform(rng));
+    scales[1] = (float)(0.25 + test_rng_uniform(rng));
+  }
+
+  void *da = NULL, *db = NULL, *dc = NULL, *dbias = NULL, *dd = NULL;
+  float* dscales = NULL;
+  CUDA_CHECK(cudaMalloc(&da, (size_t)count_a * in_bytes));
+  CUDA_CHECK(cudaMalloc(&db, (size_t)count_b * in_bytes));
+  CUDA_CHECK(cudaMalloc(&dd, (size_t)count_d * out_bytes));
+  CUDA_CHECK(cudaMalloc((void**)&dscales, 2 * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(da, a, (size_t)count_a * in_bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(db, b, (size_t)count_b * in_bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(dscales, scales, sizeof scales, cudaMemcpyHostToDevice));
+  if (c) {
+    CUDA_CHECK(cudaMalloc(&dc, (size_t)count_c * out_bytes));
+    CUDA_CHECK(cudaMemcpy(dc, c, (size_t)count_c * out_bytes, cudaMemcpyHostToDevice));
+  }
+  if (bias) {
+    CUDA_CHECK(cudaMalloc(&dbias, (size_t)n * out_bytes));
+    CUDA_CHECK(cudaMemcpy(dbias, bias, (size_t)n * out_bytes, cudaMemcpyHostToDevice));
+  }
+  CUDA_CHECK(cudaMemset(dd, 0xFF, (size_t)count_d * out_bytes)); /* poison */
+
+  flashc_gemm_params p;
+  flashc_gemm_params_init(&p);
+  p.m = gc->m;
+  p.n = gc->n;
+  p.k = gc->k;
+  p.batch_count = gc->batch;
+  p.a_dtype = p.b_dtype = gc->in;
+  p.d_dtype = gc->out;
+  p.a_layout = gc->a_layout;
+  p.b_layout = gc->b_layout;
+  p.cd_layout = gc->cd_layout;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.ldc = c ? ldcd : 0;
+  p.ldd = ldcd;
+  p.stride_a = stride_a;
+  p.stride_b = stride_b;
+  p.stride_c = stride_c;
+  p.stride_d = stride_d;
+  p.alpha = gc->alpha;
+  p.beta = gc->beta;
+  p.activation = gc->act;
+  p.algo = gc->algo;
+
+  /* The reference runs on the host copies (CPU-backend problem). */
+  p.a = a;
+  p.b = b;
+  p.c = c;
+  p.d = d;
+  p.bias = bias;
+  p.scale_a = gc->use_scales ? &scales[0] : NULL;
+  p.scale_b = gc->use_scales ? &scales[1] : NULL;
+  fc_gemm_problem ref_problem;
+  flashc_status status = fc_gemm_problem_make(&p, FLASHC_BACKEND_CPU, &ref_problem);
+  if (status != FLASHC_STATUS_SUCCESS) test_fatal("reference problem: %s", flashc_last_error());
+  double* ref64 = (double*)malloc((size_t)count_d * sizeof(double));
+  double* same = (double*)malloc((size_t)count_d * sizeof(double));
+  unsigned char* mask = (unsigned char*)malloc((size_t)count_d);
+  if (!ref64 || !same || !mask) test_fatal("out of host memory");
+  for (int64_t i = 0; i < count_d; ++i) ref64[i] = same[i] = 0.0;
+  memset(mask, ORACLE_UNTOUCHED, (size_t)count_d);
+  for (int bi = 0; bi < gc->batch; ++bi)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) mask[bi * stride_d + (gc->cd_layout == FLASHC_ROW_MAJOR ? i * ldcd + j : j * ldcd + i)] = ORACLE_COMPARE;
+  if (fc_ref_gemm(&ref_problem, FC_REF_FP64, ref64) != FLASHC_STATUS_SUCCESS ||
+      fc_ref_gemm(&ref_problem, FC_REF_SAME_PRECISION, same) != FLASHC_STATUS_SUCCESS)
+    test_fatal("fc_ref_gemm: %s", flashc_last_error());
+
+  /* e4m3: the hardware's in-tile accumulation term (see the top of the file). */
+  double extra_atol = 0.0;
+  if (gc->in == FLASHC_DTYPE_E4M3) {
+    double max_abs_sum = 0.0;
+    for (int bi = 0; bi < gc->batch; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0.0;
+          for (int64_t kk = 0; kk < k; ++kk)
+            sum += fabs(test_load(a, bi * stride_a + (gc->a_layout == FLASHC_ROW_MAJOR ? i * lda + kk : kk * lda + i), gc->in) *
+                        test_load(b, bi * stride_b + (gc->b_layout == FLASHC_ROW_MAJOR ? kk * ldb + j : j * ldb + kk), gc->in));
+          if (sum > max_abs_sum) max_abs_sum = sum;
+        }
+    extra_atol = ldexp(1.0, -12) * max_abs_sum * fabs(gc->alpha) * scales[0] * scales[1];
+  }
+
+  /* The device run. */
+  p.a = da;
+  p.b = db;
+  p.c = dc;
+  p.d = dd;
+  p.bias = dbias;
+  p.scale_a = gc->use_scales ? &dscales[0] : NULL;
+  p.scale_b = gc->use_scales ? &dscales[1] : NULL;
+  fc_gemm_problem device_problem;
+  status = fc_gemm_problem_make(&p, FLASHC_BACKEND_CUDA, &device_problem);
+  int expect_refusal = 0;
+  if (status == FLASHC_STATUS_SUCCESS && gc->algo == FLASHC_GEMM_ALGO_HOPPER && !hopper_can_take(&device_problem))
+    expect_refusal = 1;
+  status = flashc_gemm(handle, &p, NULL, 0, NULL);
+  int pass;
+  if (expect_refusal) {
+    pass = status == FLASHC_STATUS_NOT_SUPPORTED || status == FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
+    if (!pass) printf("  expected NOT_SUPPORTED for a forced Hopper run, got %s\n", flashc_status_name(status));
+    test_case_result(pass, "%s (refused: %s)", name, pass ? flashc_last_error() : "no");
+  } else if (status != FLASHC_STATUS_SUCCESS) {
+    test_print_status("flashc_gemm", status);
+    test_case_result(0, "%s", name);
+    pass = 0;
+  } else {
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(d, dd, (size_t)count_d * out_bytes, cudaMemcpyDeviceToHost));
+    double atol = (gc->out == FLASHC_DTYPE_FP32 ? 32.0 : 2.0) * test_unit_roundoff(gc->out);
+    double max_ref = 0.0;
+    for (int64_t i = 0; i < count_d; ++i)
+      if (mask[i] == ORACLE_COMPARE && fabs(ref64[i]) > max_ref) max_ref = fabs(ref64[i]);
+    atol = atol * max_ref + extra_atol + 1e-30;
+    test_check_result result;
+    pass = test_check_output("d", d, gc->out, count_d, ref64, same, mask, atol, &result);
+    test_case_result(pass, "%s err %.2e bound %.2e", name, result.max_error, result.bound);
+  }
+
+  free(ref64);
+  free(same);
+  free(mask);
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  cudaFree(dbias);
+  cudaFree(dd);
+  cudaFree(dscales);
+  test_free(a);
+  test_free(b);
+  test_free(c);
+  test_free(bias);
+  test_free(d);
+  return pass;
+}
+
+static int pick_dim(test_rng* rng) {
+  static const int fixed[] = {1, 7, 13, 127, 129, 1000};
+  int r = test_rng_int(rng, 0, 9);
+  if (r < 6) return fixed[r];
+  if (r == 6) return 2048 + test_rng_int(rng, 0, 70);
+  return test_rng_int(rng, 1, 400);
+}
+
+static gemm_case random_case(test_rng* rng) {
+  gemm_case gc;
+  memset(&gc, 0, sizeof gc);
+  static const flashc_dtype ins[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16, FLASHC_DTYPE_E4M3};
+  static const flashc_dtype outs[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP32};
+  gc.in = ins[test_rng_int(rng, 0, 2)];
+  gc.out = outs[test_rng_int(rng, 0, 2)];
+  gc.cd_layout = test_rng_int(rng, 0, 1) ? FLASHC_COL_MAJOR : FLASHC_ROW_MAJOR;
+  if (gc.in == FLASHC_DTYPE_E4M3 && test_rng_int(rng, 0, 3) != 0) {
+    /* mostly the layouts the Hopper FP8 path takes: K-major operands after normalization */
+    if (gc.cd_layout == FLASHC_ROW_MAJOR) {
+      gc.a_layout = FLASHC_ROW_MAJOR;
+      gc.b_layout = FLASHC_COL_MAJOR;
+    } else {
+      gc.a_layout = FLASHC_ROW_MAJOR; /* swapped: B' = Aᵀ ... both flipped stay K-major */
+      gc.b_layout = FLASHC_COL_MAJOR;
+    }
+  } else {
+    gc.a_layout = test_rng_int(rng, 0, 1) ? FLASHC_COL_MAJOR : FLASHC_ROW_MAJOR;
+    gc.b_layout = test_rng_int(rng, 0, 1) ? FLASHC_COL_MAJOR : FLASHC_ROW_MAJOR;
+  }
+  /* Sizes: keep the CPU reference affordable. */
+  const double budget = gc.in == FLASHC_DTYPE_E4M3 ? 3e8 : 1.2e9;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    gc.m = pick_dim(rng);
+    gc.n = pick_dim(rng);
+    gc.k = pick_dim(rng);
+    if ((double)gc.m * gc.n * gc.k <= budget) break;
+  }
+  if ((double)gc.m * gc.n * gc.k > budget) gc.k = 64;
+  /* k % 8 == 0 most of the time so that the Hopper path gets most cases */
+  if (test_rng_int(rng, 0, 3) != 0 && gc.k % 8 != 0) gc.k = (gc.k + 7) / 8 * 8;
+  gc.batch = test_rng_int(rng, 0, 3) == 0 ? test_rng_int(rng, 2, 4) : 1;
+  if ((double)gc.m * gc.n * gc.k * gc.batch > budget) gc.batch = 1;
+  if (gc.batch > 1) {
+    gc.broadcast_a = test_rng_int(rng, 0, 3) == 0;
+    gc.broadcast_b = test_rng_int(rng, 0, 3) == 0;
+    gc.broadcast_c = test_rng_int(rng, 0, 3) == 0;
+  }
+  static const int pads[] = {0, 0, 0, 8, 16, 3};
+  gc.pad_a = pads[test_rng_int(rng, 0, 5)];
+  gc.pad_b = pads[test_rng_int(rng, 0, 5)];
+  gc.pad_cd = pads[test_rng_int(rng, 0, 5)];
+  static const float alphas[] = {1.0f, 0.5f, -1.25f};
+  gc.alpha = alphas[test_rng_int(rng, 0, 2)];
+  static const float betas[] = {0.0f, 0.0f, 1.0f, -0.5f};
+  gc.beta = betas[test_rng_int(rng, 0, 3)];
+  gc.bias = test_rng_int(rng, 0, 2) == 0;
+  gc.act = (flashc_activation)test_rng_int(rng, 0, 2);
+  gc.use_scales = gc.in == FLASHC_DTYPE_E4M3 || test_rng_int(rng, 0, 3) == 0;
+  gc.algo = test_rng_int(rng, 0, 1) ? FLASHC_GEMM_ALGO_HOPPER : FLASHC_GEMM_ALGO_AUTO;
+  return gc;
+}
+
+int main(int argc, char** argv) {
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    printf("gpu_gemm: no CUDA device, skipped\n");
+    return TEST_EXIT_SKIP;
+  }
+  flashc_handle_t handle = NULL;
+  flashc_status status = flashc_create(&handle, 0);
+  if (status != FLASHC_STATUS_SUCCESS) {
+    test_print_status("flashc_create", status);
+    return TEST_EXIT_SKIP;
+  }
+  const uint64_t seed = test_seed();
+  const int random_cases = argc > 1 ? atoi(argv[1]) : 240;
+  const int fixed_cases = !(argc > 2 && !strcmp(argv[2], "--no-fixed"));
+  uint64_t stream = 0;
+
+  /* Fixed cases first: every layout × dtype at a tile-aligned size and at tails, large K. */
+  static const flashc_dtype ins16[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16};
+  for (int t = 0; t < 2 * fixed_cases; ++t)
+    for (int cd = 0; cd < 2; ++cd)
+      for (int al = 0; al < 2; ++al)
+        for (int bl = 0; bl < 2; ++bl) {
+          gemm_case gc;
+          memset(&gc, 0, sizeof gc);
+          gc.in = ins16[t];
+          gc.out = ins16[t];
+          gc.cd_layout = (flashc_layout)cd;
+          gc.a_layout = (flashc_layout)al;
+          gc.b_layout = (flashc_layout)bl;
+          gc.m = (al + bl) % 2 ? 256 : 129;
+          gc.n = cd ? 520 : 256;
+          gc.k = 2048 + 8 * (al + 2 * bl);
+          gc.batch = 1;
+          gc.alpha = 1.0f;
+          gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+          test_rng rng = test_rng_make(seed, stream++);
+          run_case(handle, &rng, &gc);
+        }
+  if (fixed_cases) {
+    /* large tails in every dimension, one per 16-bit dtype, and e4m3 at long K */
+    gemm_case gc;
+    memset(&gc, 0, sizeof gc);
+    gc.in = FLASHC_DTYPE_BF16;
+    gc.out = FLASHC_DTYPE_BF16;
+    gc.m = 2049;
+    gc.n = 2056;
+    gc.k = 1000;
+    gc.batch = 1;
+    gc.alpha = 1.0f;
+    gc.beta = 0.5f;
+    gc.bias = 1;
+    gc.act = FLASHC_ACTIVATION_GELU;
+    gc.algo = FLASHC_GEMM_ALGO_AUTO;
+    test_rng rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc.in = FLASHC_DTYPE_FP16;
+    gc.out = FLASHC_DTYPE_FP32;
+    gc.a_layout = FLASHC_COL_MAJOR;
+    gc.b_layout = FLASHC_ROW_MAJOR;
+    gc.cd_layout = FLASHC_COL_MAJOR;
+    gc.act = FLASHC_ACTIVATION_RELU;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc.in = FLASHC_DTYPE_E4M3;
+    gc.out = FLASHC_DTYPE_BF16;
+    gc.a_layout = FLASHC_ROW_MAJOR;
+    gc.b_layout = FLASHC_COL_MAJOR;
+    gc.cd_layout = FLASHC_ROW_MAJOR;
+    gc.m = 300;
+    gc.n = 260;
+    gc.k = 4096;
+    gc.use_scales = 1;
+    gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+  }
+  for (int i = 0; i < random_cases; ++i) {
+    test_rng rng = test_rng_make(seed, stream++);
+    gemm_case gc = random_case(&rng);
+    run_case(handle, &rng, &gc);
+  }
+  flashc_destroy(handle);
+  printf("gpu_gemm: %d cases, %d failed (seed %llu)\n", test_case_count(), test_failed_count(),
+         (unsigned long long)seed);
+  return test_summary();
+}
