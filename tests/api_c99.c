@@ -1,5 +1,6 @@
 /*
  * api_c99.c — the public header compiled as strict C99 (-std=c99 -pedantic -Wall -Werror)
+ * (and, through api_cxx.cpp, as C++11)
  * and linked against the shared library: the declarations are usable from C99 and the
  * library agrees with the header.
  */
