@@ -44,6 +44,8 @@
 #define WARMUP_RUNS 5
 #define ROTATION_BYTES (200ull << 20)
 #define CUBLAS_WORKSPACE_BYTES (64ull << 20)
+/* Heuristic results to try, in order, until cuBLASLt accepts one. */
+#define LT_ALGO_CANDIDATES 8
 #define PATTERN_BYTES (16ull << 20)
 
 typedef struct shape {
@@ -178,14 +180,32 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   size_t workspace_bytes = CUBLAS_WORKSPACE_BYTES;
   LT_OK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
                                              sizeof workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heuristic;
+  /* The heuristic's first choice can still be refused at run time (seen for FP8 on the H200:
+     CUBLAS_STATUS_NOT_SUPPORTED from cublasLtMatmul after a successful query), so ask for
+     several and keep the first one that runs; the index used is reported. */
+  cublasLtMatmulHeuristicResult_t heuristics[LT_ALGO_CANDIDATES];
   int found = 0;
-  LT_OK(cublasLtMatmulAlgoGetHeuristic(ctx->lt, op, la, lb, ld, ld, preference, 1, &heuristic, &found));
+  LT_OK(cublasLtMatmulAlgoGetHeuristic(ctx->lt, op, la, lb, ld, ld, preference, LT_ALGO_CANDIDATES, heuristics,
+                                       &found));
   if (!found) {
     fprintf(stderr, "cuBLASLt found no algorithm\n");
     exit(1);
   }
   const float alpha = 1.0f, beta = 0.0f;
+  int chosen = -1;
+  cublasStatus_t first_refusal = CUBLAS_STATUS_SUCCESS;
+  for (int candidate = 0; candidate < found && chosen < 0; ++candidate) {
+    cublasStatus_t trial = cublasLtMatmul(ctx->lt, op, &alpha, b, la, a, lb, &beta, c, ld, d, ld,
+                                          &heuristics[candidate].algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
+                                          ctx->stream);
+    if (trial == CUBLAS_STATUS_SUCCESS) chosen = candidate;
+    else if (first_refusal == CUBLAS_STATUS_SUCCESS) first_refusal = trial;
+  }
+  CUDA_OK(cudaStreamSynchronize(ctx->stream));
+  if (chosen > 0)
+    fprintf(stderr, "cuBLASLt %s %dx%dx%d: heuristic choice 0 refused (status %d), using choice %d\n",
+            flashc_dtype_name(in), s->m, s->n, s->k, (int)first_refusal, chosen);
+  const cublasLtMatmulHeuristicResult_t heuristic = heuristics[chosen < 0 ? 0 : chosen];
 
   int lt_failed = 0;
   for (int lib = 0; lib < 2; ++lib) {
@@ -246,6 +266,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
 
 int main(int argc, char** argv) {
   int quick = 0, full = 0, runs = 25;
+  const char* only_dtype = NULL; /* --only bf16|fp16|e4m3: time that dtype's shapes alone */
   const char* json_path = NULL;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -255,13 +276,14 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--full")) full = 1;
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_dtype = argv[++i];
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
       const char* a = argv[++i];
       ctx.algo = !strcmp(a, "hopper") ? FLASHC_GEMM_ALGO_HOPPER
                  : !strcmp(a, "portable") ? FLASHC_GEMM_ALGO_PORTABLE
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--json FILE] [--runs N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--json FILE] [--runs N]\n", argv[0]);
       return 2;
     }
   }
@@ -303,6 +325,12 @@ int main(int argc, char** argv) {
   }
   shapes[count++] = (shape){4096, 4096, 4096, FLASHC_DTYPE_E4M3, 0, "square"};
   shapes[count++] = (shape){8192, 8192, 8192, FLASHC_DTYPE_E4M3, 0, "square"};
+  if (only_dtype) { /* keep the shapes of one dtype */
+    int kept = 0;
+    for (int i = 0; i < count; ++i)
+      if (!strcmp(flashc_dtype_name(shapes[i].dtype), only_dtype)) shapes[kept++] = shapes[i];
+    count = kept;
+  }
 
   result* results = (result*)calloc((size_t)count, sizeof(result));
   for (int i = 0; i < count; ++i) {
