@@ -32,6 +32,14 @@ typedef struct attn_shape_args {
   int total_q, total_k;
 } attn_shape_args;
 
+/* The forward and backward structs name these fields alike, so one initializer serves both. */
+#define ATTN_SHAPE_ARGS(params)                                                                           \
+  ((attn_shape_args){(params)->dtype, (params)->batch, (params)->seqlen_q, (params)->seqlen_k,              \
+                     (params)->heads_q, (params)->heads_kv, (params)->head_dim, (params)->head_dim_v,       \
+                     (params)->softmax_scale, (params)->softcap, (params)->causal, (params)->window_left,  \
+                     (params)->window_right, (params)->cu_seqlens_q, (params)->cu_seqlens_k,              \
+                     (params)->seqused_q, (params)->seqused_k, (params)->total_q, (params)->total_k})
+
 static flashc_status check_positive(const char* name, int value) {
   if (value <= 0) return fc_fail(FLASHC_STATUS_INVALID_VALUE, "%s (%d) must be positive", name, value);
   return FLASHC_STATUS_SUCCESS;
@@ -364,11 +372,7 @@ flashc_status fc_attn_fwd_problem_make(const flashc_attn_fwd_params* params, fla
   if (!params) return fc_fail(FLASHC_STATUS_NULL_POINTER, "params is NULL");
   FC_TRY(check_struct_size(params->struct_size, sizeof *params, "flashc_attn_fwd_params"));
   memset(p, 0, sizeof *p);
-  attn_shape_args shape = {params->dtype,        params->batch,        params->seqlen_q,     params->seqlen_k,
-                           params->heads_q,      params->heads_kv,     params->head_dim,     params->head_dim_v,
-                           params->softmax_scale, params->softcap,     params->causal,       params->window_left,
-                           params->window_right, params->cu_seqlens_q, params->cu_seqlens_k, params->seqused_q,
-                           params->seqused_k,    params->total_q,      params->total_k};
+  const attn_shape_args shape = ATTN_SHAPE_ARGS(params);
   FC_TRY(check_shape(&shape, backend, 0, p));
   FC_TRY(resolve_out_dtype(params->dtype, params->out_dtype, &p->out_dtype));
   FC_TRY(check_key_lengths(params, backend, p));
@@ -405,11 +409,7 @@ flashc_status fc_attn_bwd_problem_make(const flashc_attn_bwd_params* params, fla
   if (!params) return fc_fail(FLASHC_STATUS_NULL_POINTER, "params is NULL");
   FC_TRY(check_struct_size(params->struct_size, sizeof *params, "flashc_attn_bwd_params"));
   memset(p, 0, sizeof *p);
-  attn_shape_args shape = {params->dtype,        params->batch,        params->seqlen_q,     params->seqlen_k,
-                           params->heads_q,      params->heads_kv,     params->head_dim,     params->head_dim_v,
-                           params->softmax_scale, params->softcap,     params->causal,       params->window_left,
-                           params->window_right, params->cu_seqlens_q, params->cu_seqlens_k, params->seqused_q,
-                           params->seqused_k,    params->total_q,      params->total_k};
+  const attn_shape_args shape = ATTN_SHAPE_ARGS(params);
   FC_TRY(check_shape(&shape, backend, 1, p));
   p->out_dtype = p->dtype;
   p->num_splits = 1;

@@ -33,17 +33,15 @@ static flashc_status choose_gemm_family(const fc_cuda_context* context, const fc
   fc_reason why_not = {{0}};
   /* AUTO prefers Hopper (sm_90a TMA/WGMMA), then portable (sm_80+ cp.async/mma.sync), then the
      fallback, which takes anything the validation accepts. A forced algo must be able to run. */
-  flashc_status hopper = fc_gemm_hopper_check(problem, context, &why_not);
-  if (problem->algo == FLASHC_GEMM_ALGO_HOPPER) {
-    if (hopper != FLASHC_STATUS_SUCCESS) return fc_fail(hopper, "algo hopper: %s", why_not.text);
-    *family = GEMM_HOPPER;
-    return FLASHC_STATUS_SUCCESS;
+  if (problem->algo != FLASHC_GEMM_ALGO_PORTABLE) {
+    flashc_status hopper = fc_gemm_hopper_check(problem, context, &why_not);
+    if (hopper == FLASHC_STATUS_SUCCESS) {
+      *family = GEMM_HOPPER;
+      return FLASHC_STATUS_SUCCESS;
+    }
+    if (problem->algo == FLASHC_GEMM_ALGO_HOPPER) return fc_fail(hopper, "algo hopper: %s", why_not.text);
+    why_not.text[0] = '\0';
   }
-  if (problem->algo == FLASHC_GEMM_ALGO_AUTO && hopper == FLASHC_STATUS_SUCCESS) {
-    *family = GEMM_HOPPER;
-    return FLASHC_STATUS_SUCCESS;
-  }
-  why_not.text[0] = '\0';
   flashc_status portable = fc_gemm_portable_check(problem, context, &why_not);
   if (problem->algo == FLASHC_GEMM_ALGO_PORTABLE && portable != FLASHC_STATUS_SUCCESS)
     return fc_fail(portable, "algo portable: %s", why_not.text);

@@ -178,8 +178,15 @@ typedef struct fc_gemm_problem {
   int algo;
 } fc_gemm_problem;
 
+/* Helpers below that kernels also call are compiled for the device too under nvcc. */
+#ifdef __CUDACC__
+#define FC_HOST_DEVICE __host__ __device__
+#else
+#define FC_HOST_DEVICE
+#endif
+
 /* Element (i, j) of an operand in `layout` with leading dimension ld. */
-static inline int64_t fc_matrix_index(flashc_layout layout, int64_t ld, int64_t i, int64_t j) {
+static inline FC_HOST_DEVICE int64_t fc_matrix_index(flashc_layout layout, int64_t ld, int64_t i, int64_t j) {
   return layout == FLASHC_ROW_MAJOR ? i * ld + j : j * ld + i;
 }
 

@@ -364,6 +364,38 @@ static __device__ __forceinline__ void cp_async_16(void* smem_dst, const void* g
 #endif
 }
 
+/* 16-byte global→shared copy of which only the first `src_bytes` (0..16) are read; the rest
+ * of the 16 destination bytes is zero-filled. The partial form of cp_async_16 above,
+ * for a chunk that straddles the end of a row.
+ *   cp.async.cg.shared.global [dst], [src], 16, src_bytes; */
+static __device__ __forceinline__ void cp_async_16_partial(uint32_t smem_dst, const void* global_src,
+                                                           int src_bytes) {
+#if FC_PTX_HAS_SM80
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_dst), "l"(global_src),
+               "r"(src_bytes)
+               : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
+/* The ldmatrix forms above on a 32-bit shared address (saves the generic→shared
+ * conversion per call). ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 {r0..r3}, [addr]; */
+static __device__ __forceinline__ void ldmatrix_x4_shared(uint32_t (&r)[4], uint32_t address, bool transpose) {
+#if FC_PTX_HAS_SM75
+  if (transpose)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
 /* cp.async.commit_group; */
 static __device__ __forceinline__ void cp_async_commit_group() {
 #if FC_PTX_HAS_SM80

@@ -29,11 +29,6 @@ constexpr int THREAD_N = 4;
 constexpr int THREADS_PER_ROW_OF_TILE = TILE_N / THREAD_N;
 constexpr int THREADS = (TILE_M / THREAD_M) * THREADS_PER_ROW_OF_TILE; /* 256 */
 
-/* Element (i, j) of an operand stored in `layout` with leading dimension ld. */
-__device__ __forceinline__ int64_t matrix_index(flashc_layout layout, int64_t ld, int64_t i, int64_t j) {
-  return layout == FLASHC_ROW_MAJOR ? i * ld + j : j * ld + i;
-}
-
 __global__ void __launch_bounds__(THREADS) gemm_fallback_kernel(const fc_gemm_problem p) {
   /* +1 column: threads of a warp reading one k-row at different m hit different banks. */
   __shared__ float a_tile[TILE_K][TILE_M + 1];
@@ -51,14 +46,14 @@ __global__ void __launch_bounds__(THREADS) gemm_fallback_kernel(const fc_gemm_pr
       int kk = i / TILE_M, mm = i % TILE_M;
       int row = row0 + mm, k = k0 + kk;
       a_tile[kk][mm] = (row < p.m && k < p.k)
-                           ? fc_dev_load(p.a, a_base + matrix_index(p.a_layout, p.lda, row, k), p.ab_dtype)
+                           ? fc_dev_load(p.a, a_base + fc_matrix_index(p.a_layout, p.lda, row, k), p.ab_dtype)
                            : 0.0f;
     }
     for (int i = threadIdx.x; i < TILE_K * TILE_N; i += THREADS) {
       int kk = i / TILE_N, nn = i % TILE_N;
       int col = col0 + nn, k = k0 + kk;
       b_tile[kk][nn] = (col < p.n && k < p.k)
-                           ? fc_dev_load(p.b, b_base + matrix_index(p.b_layout, p.ldb, k, col), p.ab_dtype)
+                           ? fc_dev_load(p.b, b_base + fc_matrix_index(p.b_layout, p.ldb, k, col), p.ab_dtype)
                            : 0.0f;
     }
     __syncthreads();
