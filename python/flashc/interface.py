@@ -43,6 +43,12 @@ def _scale(softmax_scale, head_dim):
     return _ops.default_scale(head_dim) if softmax_scale is None else float(softmax_scale)
 
 
+def _require_array(x, what):
+    if not (is_torch(x) or isinstance(x, np.ndarray)):
+        raise TypeError(f"{what} must be a numpy array or a torch tensor, got {type(x).__name__}")
+    return x
+
+
 def _refuse(name, value, default=None, detail=""):
     if value is not default and not (isinstance(value, (int, float)) and value == default):
         raise NotImplementedError(f"flashc does not implement {name}{detail}; leave it at {default!r}")
@@ -109,6 +115,7 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, qv=None, q_descal
     return_attn_probs=True, softmax_lse fp32 (batch, heads, seqlen_q), natural log. A row that sees
     no key gets out = 0 and lse = -inf.
     """
+    _require_array(q, "q")
     _refuse_fa3_only(qv, attention_chunk)
     _check_num_splits(num_splits)
     left, right = _window(window_size, causal)
@@ -137,6 +144,7 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=Non
     Returns out (total_q, heads, head_dim_v), or (out, softmax_lse) with softmax_lse fp32
     (heads, total_q).
     """
+    _require_array(q, "q")
     _refuse_fa3_only(qv, attention_chunk)
     _check_num_splits(num_splits)
     left, right = _window(window_size, causal)
@@ -180,6 +188,7 @@ def flash_attn_qkvpacked_func(qkv, softmax_scale=None, causal=False, q_descale=N
     (batch, seqlen, heads_q + 2 * heads_kv, head_dim) with num_heads_q (GQA). q, k and v are read
     in place through their strides, and the backward writes one dqkv without concatenation.
     Returns out (batch, seqlen, heads, head_dim), or (out, softmax_lse) with return_attn_probs."""
+    _require_array(qkv, "qkv")
     _refuse_fa3_only(None, attention_chunk)
     left, right = _window(window_size, causal)
     scale = _scale(softmax_scale, qkv.shape[-1])
@@ -252,6 +261,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, qv=None, rotary
     Returns out (like q with head_dim_v), or (out, softmax_lse) with return_softmax_lse=True.
     No backward (as in FA3).
     """
+    _require_array(q, "q")
     _refuse_fa3_only(qv, attention_chunk)
     _refuse("rotary embedding (rotary_cos / rotary_sin)", rotary_cos)
     _refuse("rotary embedding (rotary_cos / rotary_sin)", rotary_sin)
@@ -306,6 +316,7 @@ def flash_attn_combine(out_partial, lse_partial, out=None, out_dtype=None):
     default, fp16, bf16) otherwise. Returns (out, softmax_lse) with softmax_lse fp32
     (batch, seqlen, heads), a view of a (batch, heads, seqlen) buffer, as in FA3.
     """
+    _require_array(out_partial, "out_partial")
     if is_torch(out_partial):
         if out is None:
             dtype = out_dtype if out_dtype is not None else out_partial.dtype
@@ -352,6 +363,7 @@ def flash_attn_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q=None, cu_s
     """The attention backward without autograd (numpy arrays, or torch tensors outside a graph):
     returns (dq, dk, dv), written into dq/dk/dv when given. Same layouts as the forward; out and
     softmax_lse are the forward's."""
+    _require_array(q, "q")
     left, right = _window(window_size, causal)
     scale = _scale(softmax_scale, q.shape[-1])
     return _ops.attn_backward(dout, q, k, v, out, softmax_lse, cu_seqlens_q, cu_seqlens_k, seqused_q, seqused_k,
@@ -371,6 +383,7 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, out_d
     input dtype (bfloat16 for float8). algo: "auto", "hopper" or "portable" (GPU kernel family).
     Returns D, row-major. torch tensors get autograd for activation=None without scales.
     """
+    _require_array(a, "a")
     activation_code = _ops.activation_code(activation)
     algo_code = _ops.algo_code(algo)
     if is_torch(a):
