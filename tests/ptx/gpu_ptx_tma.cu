@@ -10,6 +10,9 @@
  *                   poisoned buffer with pitch 152 and 256 rows: in-bounds equal to the
  *                   source, the pitch padding and the rows past 200 untouched.
  *   nd round trip   ranks 1, 3, 4, 5 (no swizzle), boxes hanging over the end of each dimension.
+ *   partial granule TMA stores into rows that end inside a 16-byte granule (inner extent
+ *                   13 or 77 bf16, row pitch a multiple of 16 bytes, poisoned padding), as the
+ *                   GEMM's D map: in-bounds words right, every padding word left alone.
  *   reduce-add      plain bulk load (cp.async.bulk) + bulk reduce-add f32 from 6 CTAs into one
  *                   buffer, and the tensor form (cp.reduce.async.bulk.tensor.2d) from tiles
  *                   written by ordinary stores (fence.proxy.async) with OOB parts dropped.
@@ -309,6 +312,143 @@ static void test_roundtrip_nd(ptx_report* report, ptx_rng* rng, const fc_tensor_
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Stores whose rows end inside a 16-byte granule                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The GEMM's TMA-store epilogue writes D through a map whose inner extent is D's column
+ * count; with a padded row stride (a column-major D normalized to row-major, ld = m + 3) a row
+ * can end inside a 16-byte granule, and the padding after it belongs to the caller. One CTA per
+ * box (blockIdx.x, .y: box column/row, .z: batch) fills its box in shared memory with ordinary
+ * stores — nonzero words that depend on the byte offset and the CTA — publishes them to the
+ * async proxy and TMA-stores the whole box. Every box element past the extent must be dropped. */
+__global__ void __launch_bounds__(128) tma_store_partial_kernel(const __grid_constant__ CUtensorMap map, int rank,
+                                                                int box_bytes, int box_cols, int box_rows) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* box = ptx_align_1024(smem_raw);
+  const int cta = static_cast<int>((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x);
+  for (int word = threadIdx.x; word < box_bytes / 2; word += blockDim.x)
+    reinterpret_cast<uint16_t*>(box)[word] = static_cast<uint16_t>((word * 5 + cta * 977) % 0x7FFF + 1);
+  fence_proxy_async_shared_cta(); /* generic-proxy stores → the TMA store's reads */
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int col = box_cols * static_cast<int>(blockIdx.x), row = box_rows * static_cast<int>(blockIdx.y);
+    if (rank == 3) tma_store_3d(&map, box, col, row, static_cast<int>(blockIdx.z));
+    else tma_store_2d(&map, box, col, row);
+    tma_commit_group();
+    tma_wait_group<0>();
+  }
+}
+
+struct partial_store_case {
+  const char* what;
+  flashc_dtype dtype;
+  int cols, rows, pitch, batches; /* elements; matrices `pitch · rows` apart */
+  int box_cols, box_rows;
+  fc_tensor_map_swizzle swizzle;
+  int rank; /* 3 = the GEMM's (columns, rows, batch) map */
+};
+
+static void test_store_partial_granule(ptx_report* report, const fc_tensor_map_encoder* encoder,
+                                       const partial_store_case& t) {
+  const int element_bytes = static_cast<int>(flashc_dtype_size(t.dtype));
+  const int words_per_row = t.pitch * element_bytes / 2;
+  const int rows_allocated = t.rows + 8; /* rows past the end: must stay poisoned too */
+  const size_t matrix_words = static_cast<size_t>(words_per_row) * t.rows;
+  const size_t total_words = matrix_words * t.batches + static_cast<size_t>(words_per_row) * (rows_allocated - t.rows);
+  const int line_bytes = t.box_cols * element_bytes, box_bytes = line_bytes * t.box_rows;
+  const int tiles_x = (t.cols + t.box_cols - 1) / t.box_cols, tiles_y = (t.rows + t.box_rows - 1) / t.box_rows;
+
+  uint16_t* out = nullptr;
+  CUDA_CHECK(cudaMalloc(&out, total_words * 2));
+  CUDA_CHECK(cudaMemset(out, 0xFF, total_words * 2));
+  fc_tensor_map_desc desc; /* the GEMM's D map settings (gemm_hopper_launch.cu) */
+  fc_tensor_map_desc_init(&desc);
+  desc.dtype = t.dtype;
+  desc.rank = t.rank;
+  desc.global_address = out;
+  desc.global_dims[0] = static_cast<uint64_t>(t.cols);
+  desc.global_dims[1] = static_cast<uint64_t>(t.rows);
+  desc.global_strides[0] = 1;
+  desc.global_strides[1] = t.pitch;
+  desc.box_dims[0] = static_cast<uint32_t>(t.box_cols);
+  desc.box_dims[1] = static_cast<uint32_t>(t.box_rows);
+  if (t.rank == 3) {
+    desc.global_dims[2] = static_cast<uint64_t>(t.batches);
+    desc.global_strides[2] = static_cast<int64_t>(t.pitch) * t.rows;
+    desc.box_dims[2] = 1;
+  }
+  desc.swizzle = t.swizzle;
+  desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
+  desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
+  fc_tensor_map map;
+  FLASHC_CHECK(fc_tensor_map_encode_tiled(encoder, &desc, &map));
+  CUDA_CHECK(cudaFuncSetAttribute(tma_store_partial_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  box_bytes + 1024));
+  tma_store_partial_kernel<<<dim3(tiles_x, tiles_y, t.rank == 3 ? t.batches : 1), 128, box_bytes + 1024>>>(
+      map, t.rank, box_bytes, t.box_cols, t.box_rows);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint16_t> host(total_words);
+  CUDA_CHECK(cudaMemcpy(host.data(), out, total_words * 2, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(out));
+
+  /* Words of each row: in bounds (columns < cols) = the box word TMA read; padding in the
+   * row's last, partial 16-byte granule; padding in whole granules after it; rows past the end. */
+  const int row_bytes = t.cols * element_bytes;
+  const int partial_granule_end = (row_bytes + 15) / 16 * 16;
+  long wrong = 0, clobbered_partial = 0, clobbered_beyond = 0, partial_words = 0, guard_words = 0;
+  char first[200] = "";
+  const int batches = t.rank == 3 ? t.batches : 1;
+  for (size_t w = 0; w < total_words; ++w) {
+    const int batch = static_cast<int>(w / matrix_words);
+    const int row = static_cast<int>((w % matrix_words) / words_per_row);
+    const int byte = static_cast<int>(w % words_per_row) * 2;
+    const bool inside = batch < batches && byte < row_bytes;
+    uint16_t want = POISON16;
+    if (inside) {
+      const int tx = byte / line_bytes, ty = row / t.box_rows;
+      const int cta = (batch * tiles_y + ty) * tiles_x + tx;
+      const size_t at = expected_swizzled_offset(static_cast<int>(t.swizzle), row % t.box_rows, byte % line_bytes,
+                                                 line_bytes);
+      want = static_cast<uint16_t>((static_cast<int>(at / 2) * 5 + cta * 977) % 0x7FFF + 1);
+    }
+    const bool in_partial = !inside && batch < batches && byte < partial_granule_end;
+    partial_words += in_partial ? 1 : 0;
+    guard_words += inside ? 0 : 1;
+    if (host[w] == want) continue;
+    if (inside) ++wrong;
+    else if (in_partial) ++clobbered_partial;
+    else ++clobbered_beyond;
+    if (!first[0])
+      snprintf(first, sizeof first, "first at batch %d row %d byte %d: 0x%04x, want 0x%04x", batch, row, byte, host[w],
+               want);
+  }
+  char name[160], detail[400];
+  snprintf(name, sizeof name, "tma store, rows ending inside a 16-byte granule: %s", t.what);
+  snprintf(detail, sizeof detail,
+           "%s %dx%d pitch %d x%d, box %dx%d swizzle %dB rank %d: %ld in-bounds mismatches, padding clobbered: %ld of "
+           "%ld words in the row's partial granule, %ld of %ld guard words elsewhere %s",
+           flashc_dtype_name(t.dtype), t.rows, t.cols, t.pitch, batches, t.box_rows, t.box_cols, (int)t.swizzle, t.rank,
+           wrong, clobbered_partial, partial_words, clobbered_beyond, guard_words - partial_words, first);
+  ptx_report_case(report, wrong == 0 && clobbered_partial == 0 && clobbered_beyond == 0 && partial_words > 0, name,
+                  detail);
+}
+
+static void test_store_partial_granules(ptx_report* report, const fc_tensor_map_encoder* encoder) {
+  const partial_store_case cases[] = {
+      /* the two gpu_gemm failures of seed 585389383772 (bf16 D, ld = m + 3) */
+      {"gemm seed case 1", FLASHC_DTYPE_BF16, 13, 13, 16, 1, 64, 64, FC_TENSOR_MAP_SWIZZLE_128B, 3},
+      {"gemm seed case 2", FLASHC_DTYPE_BF16, 77, 127, 80, 3, 64, 64, FC_TENSOR_MAP_SWIZZLE_128B, 3},
+      /* the e4m3 case that passed with the same kind of row (189 bf16 = 378 bytes) */
+      {"e4m3 passing case", FLASHC_DTYPE_BF16, 189, 100, 192, 1, 64, 64, FC_TENSOR_MAP_SWIZZLE_128B, 3},
+      {"fp32", FLASHC_DTYPE_FP32, 13, 40, 16, 2, 32, 64, FC_TENSOR_MAP_SWIZZLE_128B, 3},
+      {"no swizzle 2d", FLASHC_DTYPE_FP16, 13, 21, 16, 1, 16, 8, FC_TENSOR_MAP_SWIZZLE_NONE, 2},
+      {"one partial granule", FLASHC_DTYPE_FP16, 5, 9, 8, 1, 8, 8, FC_TENSOR_MAP_SWIZZLE_NONE, 2},
+  };
+  for (const auto& t : cases) test_store_partial_granule(report, encoder, t);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Reduce-add                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -602,6 +742,7 @@ int main(int argc, char** argv) {
   test_roundtrip_2d(&report, &rng, &encoder, 0, 1, 0);
   test_roundtrip_nd(&report, &rng, &encoder);
   test_reduce_add(&report, &rng, &encoder);
+  test_store_partial_granules(&report, &encoder);
   test_roundtrip_2d(&report, &rng, &encoder, 1, 0, 0); /* loads at negative coordinates */
   test_multicast(&report, &rng, &encoder);             /* last: a hang there traps (clusters) */
   return ptx_report_finish(&report, "gpu_ptx_tma");
