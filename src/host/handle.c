@@ -89,6 +89,7 @@ flashc_status flashc_create(flashc_handle_t* handle_out, int device) {
     handle->cuda.sm_count = handle->info.sm_count;
     handle->cuda.shared_memory_per_block_optin = handle->info.shared_memory_per_block_optin;
     handle->cuda.l2_cache_bytes = handle->info.l2_cache_bytes;
+    handle->cuda.attributes = &handle->kernel_attributes; /* zeroed by calloc: nothing set yet */
     /* Without the driver's encoder (an old driver) TMA kernels report themselves unavailable. */
     if (fc_tensor_map_encoder_init(&handle->cuda.tensor_map_encoder) != FLASHC_STATUS_SUCCESS)
       handle->cuda.tensor_map_encoder.encode_tiled = NULL;

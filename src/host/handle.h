@@ -1,6 +1,7 @@
 /*
- * handle.h — what a flashc_handle holds: the backend, the device's cached properties and
- * the handle-owned workspace used when a call passes workspace = NULL, workspace_bytes = 0.
+ * handle.h — what a flashc_handle holds: the backend, the device's cached properties, which
+ * kernels already have their attributes set on that device, and the handle-owned workspace
+ * used when a call passes workspace = NULL, workspace_bytes = 0.
  */
 #ifndef FLASHC_HOST_HANDLE_H
 #define FLASHC_HOST_HANDLE_H
@@ -16,6 +17,7 @@ struct flashc_handle {
   flashc_device_info info;
   char kernels[512]; /* flashc_handle_kernels() text, built once at creation */
   fc_cuda_context cuda; /* device facts for the launchers (CUDA handles only) */
+  fc_kernel_attribute_cache kernel_attributes; /* cuda.attributes points here */
 
   /* Handle-owned workspace (host memory for the CPU, device memory for CUDA). */
   void* owned_workspace;

@@ -19,6 +19,16 @@
 extern "C" {
 #endif
 
+/* Kernels whose attributes (the dynamic shared-memory limit) a handle has already set on its
+ * device: one bit per kernel instantiation. Owned (and zeroed) by the handle; a launcher sets
+ * a kernel's bit with an atomic OR after its cudaFuncSetAttribute succeeded, so later launches
+ * skip the call and concurrent first calls on one handle at worst both set the attribute.
+ * Bit ranges: 0–63 Hopper GEMM, 64–127 portable GEMM, 128–255 free (attention). */
+#define FC_KERNEL_ATTRIBUTE_WORDS 4
+typedef struct fc_kernel_attribute_cache {
+  unsigned long long set[FC_KERNEL_ATTRIBUTE_WORDS];
+} fc_kernel_attribute_cache;
+
 /* What a launcher knows about its device; filled once when the handle is created. */
 typedef struct fc_cuda_context {
   int device;
@@ -27,6 +37,9 @@ typedef struct fc_cuda_context {
   size_t shared_memory_per_block_optin;
   size_t l2_cache_bytes;
   fc_tensor_map_encoder tensor_map_encoder;
+  fc_kernel_attribute_cache* attributes; /* the handle's (mutable); NULL: set them at every launch */
+  int gemm_hopper_block_n; /* 0: the tile heuristic; 256, 128 or 64 force that 16-bit tile width
+                              (tests and benchmarks set it on their handle) */
 } fc_cuda_context;
 
 /* Why a kernel family cannot run a problem, for the message the host reports. */

@@ -5,7 +5,11 @@
  * row- and column-major C/D, padded leading dimensions, alpha/beta, strided and broadcast
  * batches, bias, ReLU/GELU, fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and
  * HOPPER (a forced Hopper run on a problem TMA cannot take must fail with NOT_SUPPORTED),
- * k % 8 != 0 (the fallback). Outputs are poisoned (0xFF = NaN) before each run and every
+ * k % 8 != 0 (the fallback), and every Hopper tile width: random case i forces the 16-bit tile
+ * width {heuristic, 256, 128, 64}[i % 4] on the handle (fc_cuda_context.gemm_hopper_block_n; no
+ * random draw, so a seed replays the same cases; the fixed layout cases give each layout every
+ * width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0 forces one width for every case (256 replays
+ * runs made before the tile heuristic). Outputs are poisoned (0xFF = NaN) before each run and every
  * element of the D buffer is checked (written inside the matrix, untouched in the padding).
  *
  * e4m3: the fp8 tensor core adds products inside one k-tile with ~14 significant bits before
@@ -24,6 +28,7 @@
 
 #include "cpu/reference.h"
 #include "flashc.h"
+#include "host/handle.h"
 #include "host/problem.h"
 #include "host/validate.h"
 #include "oracle.h"
@@ -44,6 +49,7 @@ typedef struct gemm_case {
   int bias, use_scales;
   flashc_activation act;
   int algo;
+  int tile_n; /* Hopper 16-bit tile width forced on the handle; 0 = the heuristic */
 } gemm_case;
 
 static int64_t span_of(flashc_layout layout, int64_t ld, int64_t rows, int64_t cols) {
@@ -66,11 +72,11 @@ static const char* layout_char(flashc_layout l) { return l == FLASHC_ROW_MAJOR ?
 /* Runs one case; returns 1 on pass. */
 static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
   char name[256];
-  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d",
+  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d",
            test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
            layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
            gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
-           gc->algo);
+           gc->algo, gc->tile_n);
   const int64_t m = gc->m, n = gc->n, k = gc->k;
   const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
   const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
@@ -198,7 +204,9 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   int expect_refusal = 0;
   if (status == FLASHC_STATUS_SUCCESS && gc->algo == FLASHC_GEMM_ALGO_HOPPER && !hopper_can_take(&device_problem))
     expect_refusal = 1;
+  handle->cuda.gemm_hopper_block_n = gc->tile_n;
   status = flashc_gemm(handle, &p, NULL, 0, NULL);
+  handle->cuda.gemm_hopper_block_n = 0;
   int pass;
   if (expect_refusal) {
     pass = status == FLASHC_STATUS_NOT_SUPPORTED || status == FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
@@ -316,6 +324,13 @@ int main(int argc, char** argv) {
   const int random_cases = argc > 1 ? atoi(argv[1]) : 240;
   const int fixed_cases = !(argc > 2 && !strcmp(argv[2], "--no-fixed"));
   uint64_t stream = 0;
+  /* Tile widths in rotation (or one forced by FLASHC_TEST_GEMM_TILE_N). */
+  static const int tile_rotation[4] = {0, 256, 128, 64};
+  const char* tile_env = getenv("FLASHC_TEST_GEMM_TILE_N");
+  const int tile_forced = tile_env != NULL;
+  const int tile_fixed = tile_forced ? atoi(tile_env) : 0;
+  int tile_turn = 0;
+#define NEXT_TILE_N() (tile_forced ? tile_fixed : tile_rotation[tile_turn++ % 4])
 
   /* Fixed cases first: every layout × dtype at a tile-aligned size and at tails, large K. */
   static const flashc_dtype ins16[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16};
@@ -336,6 +351,7 @@ int main(int argc, char** argv) {
           gc.batch = 1;
           gc.alpha = 1.0f;
           gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+          gc.tile_n = tile_forced ? tile_fixed : tile_rotation[(2 * al + bl + cd + 2 * t) % 4];
           test_rng rng = test_rng_make(seed, stream++);
           run_case(handle, &rng, &gc);
         }
@@ -354,6 +370,7 @@ int main(int argc, char** argv) {
     gc.bias = 1;
     gc.act = FLASHC_ACTIVATION_GELU;
     gc.algo = FLASHC_GEMM_ALGO_AUTO;
+    gc.tile_n = tile_fixed; /* the heuristic unless forced */
     test_rng rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
     gc.in = FLASHC_DTYPE_FP16;
@@ -380,6 +397,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, stream++);
     gemm_case gc = random_case(&rng);
+    gc.tile_n = NEXT_TILE_N();
     run_case(handle, &rng, &gc);
   }
   flashc_destroy(handle);

@@ -41,16 +41,24 @@ static_assert(GEMM_HOPPER_WARPGROUP_THREADS * (GEMM_HOPPER_PRODUCER_REGISTERS +
                   65536,
               "register budget");
 
-/* Tiles per input kind.
- *   16-bit: 128 × 256, 64 rows × 256 columns per consumer (128 fp32 accumulators per thread).
+/* Tiles per input kind and tile width BlockN (the host picks one per problem,
+ * gemm_hopper_launch.cu, from the widths instantiated for the input kind):
+ *   16-bit: 128 × 256 (64 rows × 256 columns per consumer: 128 fp32 accumulators per thread),
+ *           the most work per byte of shared memory read; 128 × 128 and 128 × 64 for problems
+ *           with too few 128 × 256 tiles to fill the SMs (M of 512–1024 tokens, 1024³).
  *   e4m3:   128 × 128: each consumer also keeps a partial accumulator that WGMMA fills with one
  *           k-tile and that is added into the fp32 accumulator after every k-tile (the fp8 tensor
  *           core accumulates with ~14 bits, see ptx_wgmma.cuh), so 2 × 64 registers per thread. */
 template <int Input>
+constexpr int gemm_hopper_default_block_n() {
+  return Input == GEMM_INPUT_E4M3 ? 128 : 256;
+}
+
+template <int Input, int BlockN>
 struct gemm_hopper_tile {
   static constexpr int ELEMENT_BYTES = Input == GEMM_INPUT_E4M3 ? 1 : 2;
   static constexpr int BLOCK_M = 128;
-  static constexpr int BLOCK_N = Input == GEMM_INPUT_E4M3 ? 128 : 256;
+  static constexpr int BLOCK_N = BlockN;
   static constexpr int BLOCK_K = static_cast<int>(GEMM_HOPPER_SWIZZLE_BYTES) / ELEMENT_BYTES; /* 64 or 128 */
   static constexpr int K_PER_WGMMA = 32 / ELEMENT_BYTES;                                     /* k16 / k32 */
   static constexpr int WGMMAS_PER_K_TILE = BLOCK_K / K_PER_WGMMA;                            /* 4 */
@@ -75,6 +83,7 @@ struct gemm_hopper_tile {
 
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 64 == 0 && BLOCK_N <= 256, "tile shape");
   static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
+  static_assert(STAGE_BYTES % GEMM_HOPPER_SMEM_ALIGNMENT == 0, "every slot and the staging stay 1024-aligned");
   static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");
 };
 

@@ -9,7 +9,8 @@
  *                    staging buffers + TMA store, named barrier 1 + consumer per warpgroup)
  *                    while the producer already fills the ring for the CTA's next tile.
  * Tiles come from gemm_hopper_scheduler.cuh; shapes from gemm_hopper_config.cuh.
- * Instantiated per (input kind, A MN-major, B MN-major) in gemm_hopper_{f16,bf16,e4m3}.cu.
+ * Instantiated per (input kind, tile width, A MN-major, B MN-major) in gemm_hopper_{f16,bf16}*.cu
+ * and gemm_hopper_e4m3.cu.
  * Check: tests/gpu/gpu_gemm.c; `nvcc -Xptxas -v`: no spills, no stack frame, no C7510/C7519.
  */
 #ifndef FLASHC_KERNELS_GEMM_HOPPER_KERNEL_CUH
@@ -19,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/gemm/gemm_attributes.cuh"
 #include "kernels/gemm/gemm_hopper_config.cuh"
 #include "kernels/gemm/gemm_hopper_epilogue.cuh"
 #include "kernels/gemm/gemm_hopper_mainloop.cuh"
@@ -36,17 +38,17 @@ struct gemm_hopper_params {
   gemm_hopper_epilogue_args epilogue;
 };
 
-template <int Input, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     gemm_hopper_kernel(const __grid_constant__ gemm_hopper_params params) {
-  using T = gemm_hopper_tile<Input>;
+  using T = gemm_hopper_tile<Input, BlockN>;
   extern __shared__ uint8_t gemm_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>(
       (reinterpret_cast<uintptr_t>(gemm_smem_raw) + GEMM_HOPPER_SMEM_ALIGNMENT - 1) &
       ~static_cast<uintptr_t>(GEMM_HOPPER_SMEM_ALIGNMENT - 1));
   gemm_hopper_ring ring;
   ring.slots = smem;
-  uint8_t* epilogue_staging = smem + T::STAGES * T::STAGE_BYTES; /* 1024-aligned: stages are 16 KB multiples */
+  uint8_t* epilogue_staging = smem + T::STAGES * T::STAGE_BYTES; /* 1024-aligned (static_assert in the config) */
   ring.full = reinterpret_cast<uint64_t*>(epilogue_staging + GEMM_HOPPER_EPILOGUE_BYTES);
   ring.empty = ring.full + T::STAGES;
 
@@ -64,7 +66,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
   if (warpgroup == 0) {
     setmaxnreg_dec<GEMM_HOPPER_PRODUCER_REGISTERS>();
     if (warp_index_uniform() == 0 && elect_one_sync()) {
-      gemm_hopper_produce<Input, AMnMajor, BMnMajor>(&params.map_a, &params.map_b, params.scheduler,
+      gemm_hopper_produce<Input, BlockN, AMnMajor, BMnMajor>(&params.map_a, &params.map_b, params.scheduler,
                                                      params.a_batched, params.b_batched, params.k_tiles, ring);
     }
   } else {
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     float acc[T::ACCUMULATORS];
     for (int linear = blockIdx.x; linear < params.scheduler.tile_count; linear += gridDim.x) {
       const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
-      gemm_hopper_consume<Input, AMnMajor, BMnMajor>(acc, consumer, params.k_tiles, ring, position);
+      gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, consumer, params.k_tiles, ring, position);
 #ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
       if (acc[0] == 12345.0f)
 #endif
@@ -93,22 +95,44 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
   }
 }
 
-/* Host side of one input kind (gemm_hopper_{f16,bf16,e4m3}.cu): picks the layout
- * instantiation, sets its shared-memory attribute and launches. */
-cudaError_t gemm_hopper_launch_f16(const gemm_hopper_params& params, int a_mn_major, int b_mn_major, int grid,
-                                   cudaStream_t stream);
-cudaError_t gemm_hopper_launch_bf16(const gemm_hopper_params& params, int a_mn_major, int b_mn_major, int grid,
-                                    cudaStream_t stream);
-cudaError_t gemm_hopper_launch_e4m3(const gemm_hopper_params& params, int grid, cudaStream_t stream);
+/* Host side of one (input kind, tile width) (gemm_hopper_{f16,bf16}[_n128|_n64].cu,
+ * gemm_hopper_e4m3.cu): picks the layout instantiation, sets its shared-memory attribute once
+ * per handle (gemm_attributes.cuh) and launches. */
+#define GEMM_HOPPER_LAUNCH_ARGS                                                                     \
+  const gemm_hopper_params& params, const fc_cuda_context* context, int a_mn_major, int b_mn_major, \
+      int grid, cudaStream_t stream
+cudaError_t gemm_hopper_launch_f16_n256(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_f16_n128(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_f16_n64(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_bf16_n256(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_bf16_n128(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_bf16_n64(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_e4m3(GEMM_HOPPER_LAUNCH_ARGS); /* K-major operands only */
 
-template <int Input, int AMnMajor, int BMnMajor>
-static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, int grid, cudaStream_t stream) {
-  auto kernel = gemm_hopper_kernel<Input, AMnMajor, BMnMajor>;
-  const int smem_bytes = static_cast<int>(gemm_hopper_tile<Input>::SMEM_BYTES);
-  cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+/* Kernel ids for the attribute cache: 16 per input kind, 4 layouts per tile width. */
+constexpr int gemm_hopper_block_n_index(int block_n) { return block_n == 256 ? 0 : block_n == 128 ? 1 : 2; }
+
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, const fc_cuda_context* context, int grid,
+                                          cudaStream_t stream) {
+  auto kernel = gemm_hopper_kernel<Input, BlockN, AMnMajor, BMnMajor>;
+  constexpr int SMEM_BYTES = static_cast<int>(gemm_hopper_tile<Input, BlockN>::SMEM_BYTES);
+  constexpr int KERNEL_ID =
+      GEMM_ATTRIBUTE_ID_HOPPER_FIRST + Input * 16 + gemm_hopper_block_n_index(BlockN) * 4 + AMnMajor * 2 + BMnMajor;
+  static_assert(KERNEL_ID < GEMM_ATTRIBUTE_ID_PORTABLE_FIRST, "Hopper kernel ids");
+  cudaError_t error = gemm_set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
   if (error != cudaSuccess) return error;
-  kernel<<<grid, GEMM_HOPPER_THREADS, smem_bytes, stream>>>(params);
+  kernel<<<grid, GEMM_HOPPER_THREADS, SMEM_BYTES, stream>>>(params);
   return cudaGetLastError();
+}
+
+/* The four layouts of one (input kind, tile width). */
+template <int Input, int BlockN>
+static cudaError_t gemm_hopper_launch_layouts(GEMM_HOPPER_LAUNCH_ARGS) {
+  if (!a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 0>(params, context, grid, stream);
+  if (!a_mn_major && b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 1>(params, context, grid, stream);
+  if (a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 1, 0>(params, context, grid, stream);
+  return gemm_hopper_launch_one<Input, BlockN, 1, 1>(params, context, grid, stream);
 }
 
 #endif

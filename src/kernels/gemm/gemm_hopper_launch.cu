@@ -2,7 +2,8 @@
  * gemm_hopper_launch.cu — the extern "C" side of the Hopper GEMM (src/kernels/launch.h):
  *   fc_gemm_hopper_check           can the TMA + WGMMA kernel run this problem? (else the reason)
  *   fc_gemm_hopper_workspace_size  0 (the kernel needs no scratch memory)
- *   fc_gemm_hopper_run             tensor maps, grid = min(#SMs, tiles), launch
+ *   fc_gemm_hopper_run             tile width (choose_tile), tensor maps, grid = min(#SMs, tiles),
+ *                                  launch (kernel attributes set once per handle)
  *
  * Tensor maps are 3-D: (contiguous extent, strided extent, batch) with the batch stride; an
  * operand with batch stride 0 (broadcast) or a single batch gets a batch extent of 1 and the
@@ -35,20 +36,44 @@ constexpr int64_t TMA_MAX_STRIDE_BYTES = int64_t(1) << 40;
 
 bool is_16bit_input(flashc_dtype dtype) { return dtype == FLASHC_DTYPE_FP16 || dtype == FLASHC_DTYPE_BF16; }
 
-int input_kind(flashc_dtype dtype) {
-  return dtype == FLASHC_DTYPE_FP16 ? GEMM_INPUT_F16 : dtype == FLASHC_DTYPE_BF16 ? GEMM_INPUT_BF16 : GEMM_INPUT_E4M3;
-}
-
 struct tile_dims {
   int block_m, block_n, block_k;
 };
 
-tile_dims tile_of(flashc_dtype dtype) {
-  if (dtype == FLASHC_DTYPE_E4M3)
-    return {gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_M, gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_N,
-            gemm_hopper_tile<GEMM_INPUT_E4M3>::BLOCK_K};
-  return {gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_M, gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_N,
-          gemm_hopper_tile<GEMM_INPUT_BF16>::BLOCK_K};
+/* The tile width for a problem. e4m3: its one tile (128 × 128). 16-bit: the width with the
+ * least predicted time, where a tile's time is proportional to its width divided by the
+ * relative rate of that width (narrower tiles read more shared memory per FLOP: 128 × 128
+ * runs at about 0.85 of the 128 × 256 rate, 128 × 64 at about 0.6 — estimates, see
+ * docs/PERF.md), and the persistent grid takes ceil(tiles / SMs) rounds of tiles. A problem
+ * that fills the SMs with 128 × 256 tiles keeps them; 512 × 4096 (64 wide tiles for 132 SMs)
+ * takes 128 × 128, 1024 × 1024 takes 128 × 64. Ties go to the wider tile. */
+tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
+    using T = gemm_hopper_tile<GEMM_INPUT_E4M3, gemm_hopper_default_block_n<GEMM_INPUT_E4M3>()>;
+    return {T::BLOCK_M, T::BLOCK_N, T::BLOCK_K};
+  }
+  using T = gemm_hopper_tile<GEMM_INPUT_BF16, 256>;
+  const int forced = context->gemm_hopper_block_n;
+  if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
+  struct width {
+    int block_n;
+    double relative_rate;
+  };
+  static const width widths[] = {{256, 1.0}, {128, 0.85}, {64, 0.6}};
+  const int64_t tiles_m = (p->m + T::BLOCK_M - 1) / T::BLOCK_M;
+  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  int best_n = 256;
+  double best_time = 0.0;
+  for (const width& w : widths) {
+    const int64_t tiles = tiles_m * ((p->n + w.block_n - 1) / w.block_n) * p->batch_count;
+    const double rounds = static_cast<double>((tiles + sms - 1) / sms);
+    const double time = rounds * w.block_n / w.relative_rate;
+    if (w.block_n == 256 || time < best_time) {
+      best_n = w.block_n;
+      best_time = time;
+    }
+  }
+  return {T::BLOCK_M, best_n, T::BLOCK_K};
 }
 
 bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
@@ -153,7 +178,7 @@ extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc
   if (!tma_operand_ok("a", p->a, p->lda, p->stride_a, p->batch_count, ab_bytes, why_not) ||
       !tma_operand_ok("b", p->b, p->ldb, p->stride_b, p->batch_count, ab_bytes, why_not))
     return FLASHC_STATUS_NOT_SUPPORTED;
-  const tile_dims tile = tile_of(p->ab_dtype);
+  const tile_dims tile = choose_tile(p, context);
   const int64_t tiles = static_cast<int64_t>((p->m + tile.block_m - 1) / tile.block_m) *
                         ((p->n + tile.block_n - 1) / tile.block_n) * p->batch_count;
   if (tiles > 0x7fffffff) {
@@ -177,7 +202,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   flashc_status status = fc_gemm_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "Hopper GEMM: %s", why_not.text);
 
-  const tile_dims tile = tile_of(p->ab_dtype);
+  const tile_dims tile = choose_tile(p, context);
   const int a_mn_major = p->a_layout == FLASHC_COL_MAJOR;
   const int b_mn_major = p->b_layout == FLASHC_ROW_MAJOR;
   const uint32_t mn_box = 64; /* one 128-byte swizzle span of a 16-bit MN-major tile */
@@ -240,12 +265,20 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   const int grid = s.tile_count < context->sm_count ? s.tile_count : context->sm_count;
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error;
-  switch (input_kind(p->ab_dtype)) {
-    case GEMM_INPUT_F16: error = gemm_hopper_launch_f16(params, a_mn_major, b_mn_major, grid, cuda_stream); break;
-    case GEMM_INPUT_BF16: error = gemm_hopper_launch_bf16(params, a_mn_major, b_mn_major, grid, cuda_stream); break;
-    default: error = gemm_hopper_launch_e4m3(params, grid, cuda_stream); break;
-  }
+  const bool f16 = p->ab_dtype == FLASHC_DTYPE_FP16;
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3)
+    error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
+  else if (tile.block_n == 256)
+    error = (f16 ? gemm_hopper_launch_f16_n256 : gemm_hopper_launch_bf16_n256)(params, context, a_mn_major, b_mn_major,
+                                                                              grid, cuda_stream);
+  else if (tile.block_n == 128)
+    error = (f16 ? gemm_hopper_launch_f16_n128 : gemm_hopper_launch_bf16_n128)(params, context, a_mn_major, b_mn_major,
+                                                                              grid, cuda_stream);
+  else
+    error = (f16 ? gemm_hopper_launch_f16_n64 : gemm_hopper_launch_bf16_n64)(params, context, a_mn_major, b_mn_major,
+                                                                            grid, cuda_stream);
   if (error != cudaSuccess)
-    return fc_fail(FLASHC_STATUS_CUDA_ERROR, "launching the Hopper GEMM: %s", cudaGetErrorString(error));
+    return fc_fail(FLASHC_STATUS_CUDA_ERROR, "launching the Hopper GEMM (%dx%d tile): %s", tile.block_m,
+                   tile.block_n, cudaGetErrorString(error));
   return FLASHC_STATUS_SUCCESS;
 }

@@ -51,12 +51,12 @@ static __device__ __forceinline__ void gemm_hopper_ring_advance(gemm_hopper_ring
 }
 
 /* Producer: one thread. */
-template <int Input, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                                            const gemm_hopper_scheduler& scheduler, int a_batched,
                                                            int b_batched, int k_tiles,
                                                            const gemm_hopper_ring& ring) {
-  using T = gemm_hopper_tile<Input>;
+  using T = gemm_hopper_tile<Input, BlockN>;
   constexpr uint32_t MN_BLOCK_BYTES = T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES; /* 64 MN × BLOCK_K rows */
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
@@ -97,8 +97,8 @@ static __device__ __forceinline__ void gemm_hopper_release(uint64_t* empty) {
 }
 
 /* One wgmma m64 × BLOCK_N × k16/k32 of the instantiated input kind; TA/TB = MN-major operand. */
-template <int Input, int TA, int TB>
-static __device__ __forceinline__ void gemm_hopper_wgmma(float (&acc)[gemm_hopper_tile<Input>::ACCUMULATORS],
+template <int Input, int BlockN, int TA, int TB>
+static __device__ __forceinline__ void gemm_hopper_wgmma(float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
                                                          uint64_t desc_a, uint64_t desc_b, uint32_t accumulate) {
   if constexpr (Input == GEMM_INPUT_F16) wgmma_ss_f16<TA, TB>(acc, desc_a, desc_b, accumulate);
   else if constexpr (Input == GEMM_INPUT_BF16) wgmma_ss_bf16<TA, TB>(acc, desc_a, desc_b, accumulate);
@@ -106,11 +106,11 @@ static __device__ __forceinline__ void gemm_hopper_wgmma(float (&acc)[gemm_hoppe
 }
 
 /* Descriptors of k-step `step` of a slot, for consumer warpgroup `consumer`. */
-template <int Input, int AMnMajor, int BMnMajor>
-static __device__ __forceinline__ void gemm_hopper_descriptors(uint32_t slot_address, int consumer,
-                                                               uint64_t (&desc_a)[gemm_hopper_tile<Input>::WGMMAS_PER_K_TILE],
-                                                               uint64_t (&desc_b)[gemm_hopper_tile<Input>::WGMMAS_PER_K_TILE]) {
-  using T = gemm_hopper_tile<Input>;
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_descriptors(
+    uint32_t slot_address, int consumer, uint64_t (&desc_a)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE],
+    uint64_t (&desc_b)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE]) {
+  using T = gemm_hopper_tile<Input, BlockN>;
   constexpr smem_swizzle SW = SMEM_SWIZZLE_128B;
   const uint32_t b_address = slot_address + T::A_STAGE_BYTES;
 #pragma unroll
@@ -132,26 +132,26 @@ static __device__ __forceinline__ void gemm_hopper_descriptors(uint32_t slot_add
 }
 
 /* Consumer warpgroup `consumer`: the whole K loop of one tile into `acc` (fully overwritten). */
-template <int Input, int AMnMajor, int BMnMajor>
-static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input>::ACCUMULATORS],
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
                                                            int consumer, int k_tiles, const gemm_hopper_ring& ring,
                                                            gemm_hopper_ring_position& position) {
-  using T = gemm_hopper_tile<Input>;
+  using T = gemm_hopper_tile<Input, BlockN>;
   constexpr int STEPS = T::WGMMAS_PER_K_TILE;
   const uint32_t slots_address = smem_u32(ring.slots);
   if constexpr (!T::PROMOTE_EACH_K_TILE) {
     int previous_stage = -1;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       uint64_t desc_a[STEPS], desc_b[STEPS];
-      gemm_hopper_descriptors<Input, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES, consumer,
-                                                         desc_a, desc_b);
+      gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES,
+                                                                 consumer, desc_a, desc_b);
       const uint32_t accumulate_first = k_tile > 0 ? 1u : 0u;
       mbarrier_wait_parity(&ring.full[position.stage], position.phase);
       wgmma_fence_operand(acc);
       wgmma_fence();
 #pragma unroll
       for (int step = 0; step < STEPS; ++step)
-        gemm_hopper_wgmma<Input, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step],
+        gemm_hopper_wgmma<Input, BlockN, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step],
                                                      step == 0 ? accumulate_first : 1u);
       wgmma_commit_group();
       wgmma_fence_operand(acc);
@@ -170,14 +170,14 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
     for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] = 0.0f;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       uint64_t desc_a[STEPS], desc_b[STEPS];
-      gemm_hopper_descriptors<Input, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES, consumer,
-                                                         desc_a, desc_b);
+      gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES,
+                                                                 consumer, desc_a, desc_b);
       mbarrier_wait_parity(&ring.full[position.stage], position.phase);
       wgmma_fence_operand(partial);
       wgmma_fence();
 #pragma unroll
       for (int step = 0; step < STEPS; ++step)
-        gemm_hopper_wgmma<Input, 0, 0>(partial, desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
+        gemm_hopper_wgmma<Input, BlockN, 0, 0>(partial, desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
       wgmma_commit_group();
       wgmma_wait_group<0>();
       wgmma_fence_operand(partial);

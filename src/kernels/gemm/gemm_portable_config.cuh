@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "flashc.h"
+#include "kernels/launch.h"
 
 /* The tile shapes the launcher can pick (an index into the instantiation tables). */
 enum gemm_portable_tile_id {
@@ -119,14 +120,15 @@ struct gemm_portable_args {
 };
 
 /* One launcher per (input dtype, tile) translation unit; each covers the four operand
- * orientations (K-major = A row-major / B column-major). Defined in gemm_portable_*_sm80.cu. */
-cudaError_t gemm_portable_launch_bf16_128x256(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                              cudaStream_t stream);
-cudaError_t gemm_portable_launch_bf16_128x128(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                              cudaStream_t stream);
-cudaError_t gemm_portable_launch_f16_128x256(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                             cudaStream_t stream);
-cudaError_t gemm_portable_launch_f16_128x128(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                             cudaStream_t stream);
+ * orientations (K-major = A row-major / B column-major) and sets a kernel's shared-memory
+ * attribute once per handle (`context`, gemm_attributes.cuh). Defined in gemm_portable_*_sm80.cu. */
+cudaError_t gemm_portable_launch_bf16_128x256(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                              const gemm_portable_args& args, cudaStream_t stream);
+cudaError_t gemm_portable_launch_bf16_128x128(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                              const gemm_portable_args& args, cudaStream_t stream);
+cudaError_t gemm_portable_launch_f16_128x256(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                             const gemm_portable_args& args, cudaStream_t stream);
+cudaError_t gemm_portable_launch_f16_128x128(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                             const gemm_portable_args& args, cudaStream_t stream);
 
 #endif

@@ -6,7 +6,7 @@
  */
 #include "kernels/gemm/gemm_portable_kernel.cuh"
 
-cudaError_t gemm_portable_launch_f16_128x128(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                             cudaStream_t stream) {
-  return gemm_portable_launch_layouts<gemm_portable_tile_128x128, false>(a_k_major, b_k_major, args, stream);
+cudaError_t gemm_portable_launch_f16_128x128(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                             const gemm_portable_args& args, cudaStream_t stream) {
+  return gemm_portable_launch_layouts<gemm_portable_tile_128x128, false>(context, a_k_major, b_k_major, args, stream);
 }

@@ -15,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/gemm/gemm_attributes.cuh"
 #include "kernels/gemm/gemm_portable_config.cuh"
 #include "kernels/gemm/gemm_portable_epilogue.cuh"
 #include "kernels/gemm/gemm_portable_mainloop.cuh"
@@ -66,11 +67,17 @@ __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
   gemm_portable_epilogue<Tile>(acc, args, c, d, m0, n0);
 }
 
-/* Sets the dynamic shared-memory limit (above the default 48 KB) and launches one variant. */
+/* Sets the dynamic shared-memory limit (above the default 48 KB) once per handle and launches
+ * one variant. Kernel ids for the attribute cache: 8 per tile (2 dtypes × 4 orientations). */
 template <class Tile, bool IsBf16, bool AKMajor, bool BKMajor>
-static cudaError_t gemm_portable_launch_variant(const gemm_portable_args& args, cudaStream_t stream) {
+static cudaError_t gemm_portable_launch_variant(const fc_cuda_context* context, const gemm_portable_args& args,
+                                                cudaStream_t stream) {
   auto kernel = gemm_portable_kernel<Tile, IsBf16, AKMajor, BKMajor>;
-  cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::SHARED_BYTES);
+  constexpr int TILE_INDEX = Tile::BLOCK_N == 256 ? GEMM_PORTABLE_TILE_128x256 : GEMM_PORTABLE_TILE_128x128;
+  constexpr int KERNEL_ID = GEMM_ATTRIBUTE_ID_PORTABLE_FIRST + TILE_INDEX * 8 + (IsBf16 ? 4 : 0) +
+                            (AKMajor ? 2 : 0) + (BKMajor ? 1 : 0);
+  static_assert(KERNEL_ID < GEMM_ATTRIBUTE_ID_END, "portable kernel ids");
+  cudaError_t error = gemm_set_shared_memory_once(context, KERNEL_ID, kernel, Tile::SHARED_BYTES);
   if (error != cudaSuccess) return error;
   const dim3 grid(static_cast<unsigned>(args.tiles_m * args.tiles_n), static_cast<unsigned>(args.batch_count));
   kernel<<<grid, Tile::THREADS, Tile::SHARED_BYTES, stream>>>(args);
@@ -79,13 +86,13 @@ static cudaError_t gemm_portable_launch_variant(const gemm_portable_args& args, 
 
 /* The four orientations of one (tile, dtype). */
 template <class Tile, bool IsBf16>
-static cudaError_t gemm_portable_launch_layouts(bool a_k_major, bool b_k_major, const gemm_portable_args& args,
-                                                cudaStream_t stream) {
+static cudaError_t gemm_portable_launch_layouts(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
+                                                const gemm_portable_args& args, cudaStream_t stream) {
   if (a_k_major)
-    return b_k_major ? gemm_portable_launch_variant<Tile, IsBf16, true, true>(args, stream)
-                     : gemm_portable_launch_variant<Tile, IsBf16, true, false>(args, stream);
-  return b_k_major ? gemm_portable_launch_variant<Tile, IsBf16, false, true>(args, stream)
-                   : gemm_portable_launch_variant<Tile, IsBf16, false, false>(args, stream);
+    return b_k_major ? gemm_portable_launch_variant<Tile, IsBf16, true, true>(context, args, stream)
+                     : gemm_portable_launch_variant<Tile, IsBf16, true, false>(context, args, stream);
+  return b_k_major ? gemm_portable_launch_variant<Tile, IsBf16, false, true>(context, args, stream)
+                   : gemm_portable_launch_variant<Tile, IsBf16, false, false>(context, args, stream);
 }
 
 #endif

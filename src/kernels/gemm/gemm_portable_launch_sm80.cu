@@ -130,11 +130,11 @@ extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error;
   if (tile == GEMM_PORTABLE_TILE_128x256)
-    error = bf16 ? gemm_portable_launch_bf16_128x256(a_k_major, b_k_major, args, cuda_stream)
-                 : gemm_portable_launch_f16_128x256(a_k_major, b_k_major, args, cuda_stream);
+    error = bf16 ? gemm_portable_launch_bf16_128x256(context, a_k_major, b_k_major, args, cuda_stream)
+                 : gemm_portable_launch_f16_128x256(context, a_k_major, b_k_major, args, cuda_stream);
   else
-    error = bf16 ? gemm_portable_launch_bf16_128x128(a_k_major, b_k_major, args, cuda_stream)
-                 : gemm_portable_launch_f16_128x128(a_k_major, b_k_major, args, cuda_stream);
+    error = bf16 ? gemm_portable_launch_bf16_128x128(context, a_k_major, b_k_major, args, cuda_stream)
+                 : gemm_portable_launch_f16_128x128(context, a_k_major, b_k_major, args, cuda_stream);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "launching the portable GEMM (%dx%d tile): %s", block_m, block_n,
                    cudaGetErrorString(error));
