@@ -12,7 +12,10 @@
  * Output: a progress line per shape on stderr; a table on stdout (shape, dtype, flashc
  * TFLOP/s, cuBLASLt TFLOP/s, ratio) and the geometric mean of the ratio over 4096³, 8192³
  * and the LLM shapes at ≥ 4096 tokens.
- *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--json FILE] [--runs N]
+ *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--max-m M]
+ *                [--tile-n 256|128|64] [--json FILE] [--runs N]
+ * --tile-n forces the Hopper 16-bit tile width on the handle (fc_cuda_context.gemm_hopper_block_n)
+ * instead of the heuristic, to compare widths on the same shapes; --max-m keeps shapes with M ≤ M.
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <cuda_runtime.h>
 
 #include "flashc.h"
+#include "host/handle.h" /* --tile-n: the handle's forced Hopper tile width */
 
 #define CUDA_OK(call)                                                                                  \
   do {                                                                                                 \
@@ -126,11 +130,12 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   CUDA_OK(cudaMalloc((void**)&a, a_bytes * rotations));
   CUDA_OK(cudaMalloc((void**)&b, b_bytes * rotations));
   CUDA_OK(cudaMalloc((void**)&d, d_bytes));
-  /* cuBLASLt FP8 refuses C aliasing D (NOT_SUPPORTED): give it its own (unused, beta = 0) C. */
-  if (in == FLASHC_DTYPE_E4M3) CUDA_OK(cudaMalloc((void**)&c, d_bytes));
-  else c = d;
-  CUDA_OK(cudaMalloc((void**)&scales, 2 * sizeof(float)));
-  float host_scales[2] = {1.0f, 1.0f};
+  /* FP8: one of the cuBLASLt variants below gives C its own (unused, beta = 0) buffer. */
+  char* c_own = NULL;
+  if (in == FLASHC_DTYPE_E4M3) CUDA_OK(cudaMalloc((void**)&c_own, d_bytes));
+  c = d;
+  CUDA_OK(cudaMalloc((void**)&scales, 3 * sizeof(float)));
+  float host_scales[3] = {1.0f, 1.0f, 1.0f}; /* scale_a, scale_b, cuBLASLt's D scale */
   CUDA_OK(cudaMemcpy(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
   make_pattern(in);
   fill_device(a, a_bytes * rotations);
@@ -159,60 +164,99 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
     p.scale_a = &scales[0];
     p.scale_b = &scales[1];
   }
-  /* cuBLASLt: column-major Dᵀ (n×m) = op(B)ᵀ… : A_lt = B (k×n, ld k) transposed, B_lt = A (k×m, ld k). */
-  cublasLtMatmulDesc_t op;
-  cublasLtMatrixLayout_t la, lb, ld;
-  LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
-  LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
-  LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
-  if (in == FLASHC_DTYPE_E4M3) {
-    const float* sa = &scales[1]; /* cuBLASLt's A is our B */
-    const float* sb = &scales[0];
-    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
-    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
-  }
-  LT_OK(cublasLtMatrixLayoutCreate(&la, cuda_type(in), s->k, s->n, s->k));
-  LT_OK(cublasLtMatrixLayoutCreate(&lb, cuda_type(in), s->k, s->m, s->k));
-  LT_OK(cublasLtMatrixLayoutCreate(&ld, cuda_type(out), s->n, s->m, s->n));
+  /* cuBLASLt: column-major Dᵀ (n×m) = op(B)ᵀ… : A_lt = B (k×n, ld k) transposed, B_lt = A (k×m, ld k).
+     FP8: cuBLASLt 13.0 refused (CUBLAS_STATUS_NOT_SUPPORTED at run time, every heuristic choice)
+     the setup with a separate C buffer and with C aliasing D (2026-11-29). The variants below
+     are tried in order until one runs; the first is torch._scaled_mm's setup (C = NULL with
+     beta = 0, FAST_ACCUM set explicitly to 0, a D-scale pointer), the others add fast
+     accumulation or give C a buffer. The variant used is reported. */
+  cublasLtMatmulDesc_t op = NULL;
+  cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
   cublasLtMatmulPreference_t preference;
   LT_OK(cublasLtMatmulPreferenceCreate(&preference));
   size_t workspace_bytes = CUBLAS_WORKSPACE_BYTES;
   LT_OK(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
                                              sizeof workspace_bytes));
-  /* A heuristic choice can still be refused at run time, so ask for several and keep the first
-     that runs (the index is reported). For FP8 on the H200 (cuBLASLt 13.0, 2026-11-29) every
-     candidate was refused with CUBLAS_STATUS_NOT_SUPPORTED after a successful query: the
-     cause is still open, see docs/PERF.md. */
+  LT_OK(cublasLtMatrixLayoutCreate(&la, cuda_type(in), s->k, s->n, s->k));
+  LT_OK(cublasLtMatrixLayoutCreate(&lb, cuda_type(in), s->k, s->m, s->k));
+  LT_OK(cublasLtMatrixLayoutCreate(&ld, cuda_type(out), s->n, s->m, s->n));
+  typedef struct lt_variant {
+    const char* what;
+    int c_mode;     /* 0: C = NULL, 1: C = D, 2: C its own buffer */
+    int fast_accum; /* -1: attribute not set */
+    int d_scale;    /* set CUBLASLT_MATMUL_DESC_D_SCALE_POINTER (to 1.0) */
+  } lt_variant;
+  static const lt_variant variants_16bit[] = {{"C = D", 1, -1, 0}};
+  static const lt_variant variants_fp8[] = {
+      {"torch._scaled_mm setup: C = NULL, FAST_ACCUM 0, D scale", 0, 0, 1},
+      {"C = NULL, FAST_ACCUM 1, D scale", 0, 1, 1},
+      {"C = NULL, FAST_ACCUM 0, no D scale", 0, 0, 0},
+      {"C = D, FAST_ACCUM 0, D scale", 1, 0, 1},
+      {"C separate, FAST_ACCUM 0, D scale", 2, 0, 1},
+      {"C separate, FAST_ACCUM 1, D scale", 2, 1, 1},
+  };
+  const lt_variant* variants = in == FLASHC_DTYPE_E4M3 ? variants_fp8 : variants_16bit;
+  const int variant_count = in == FLASHC_DTYPE_E4M3 ? (int)(sizeof variants_fp8 / sizeof variants_fp8[0]) : 1;
   cublasLtMatmulHeuristicResult_t heuristics[LT_ALGO_CANDIDATES];
-  int found = 0;
-  LT_OK(cublasLtMatmulAlgoGetHeuristic(ctx->lt, op, la, lb, ld, ld, preference, LT_ALGO_CANDIDATES, heuristics,
-                                       &found));
-  if (!found) {
-    fprintf(stderr, "cuBLASLt found no algorithm\n");
-    exit(1);
-  }
   const float alpha = 1.0f, beta = 0.0f;
-  int chosen = -1;
+  int chosen = -1, found = 0, variant_used = -1;
   cublasStatus_t first_refusal = CUBLAS_STATUS_SUCCESS;
-  for (int candidate = 0; candidate < found && chosen < 0; ++candidate) {
-    cublasStatus_t trial = cublasLtMatmul(ctx->lt, op, &alpha, b, la, a, lb, &beta, c, ld, d, ld,
-                                          &heuristics[candidate].algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
-                                          ctx->stream);
-    if (trial == CUBLAS_STATUS_SUCCESS) chosen = candidate;
-    else if (first_refusal == CUBLAS_STATUS_SUCCESS) first_refusal = trial;
+  for (int v = 0; v < variant_count && chosen < 0; ++v) {
+    if (op) cublasLtMatmulDescDestroy(op);
+    LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
+    if (in == FLASHC_DTYPE_E4M3) {
+      const float* sa = &scales[1]; /* cuBLASLt's A is our B */
+      const float* sb = &scales[0];
+      const float* sd = &scales[2];
+      LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+      LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+      if (variants[v].d_scale)
+        LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &sd, sizeof sd));
+      if (variants[v].fast_accum >= 0) {
+        const int8_t fast = (int8_t)variants[v].fast_accum;
+        LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+      }
+    }
+    c = variants[v].c_mode == 0 ? NULL : variants[v].c_mode == 1 ? d : c_own;
+    /* A heuristic choice can still be refused at run time, so ask for several and keep the
+       first that runs (the index is reported). */
+    found = 0;
+    if (cublasLtMatmulAlgoGetHeuristic(ctx->lt, op, la, lb, ld, ld, preference, LT_ALGO_CANDIDATES, heuristics,
+                                       &found) != CUBLAS_STATUS_SUCCESS)
+      found = 0;
+    for (int candidate = 0; candidate < found && chosen < 0; ++candidate) {
+      cublasStatus_t trial = cublasLtMatmul(ctx->lt, op, &alpha, b, la, a, lb, &beta, c, ld, d, ld,
+                                            &heuristics[candidate].algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
+                                            ctx->stream);
+      if (trial == CUBLAS_STATUS_SUCCESS) chosen = candidate, variant_used = v;
+      else if (first_refusal == CUBLAS_STATUS_SUCCESS) first_refusal = trial;
+    }
+    if (in == FLASHC_DTYPE_E4M3)
+      fprintf(stderr, "cuBLASLt e4m3 %dx%dx%d variant \"%s\": %d heuristic choices, %s\n", s->m, s->n, s->k,
+              variants[v].what, found, chosen >= 0 ? "runs" : "all refused");
   }
   CUDA_OK(cudaStreamSynchronize(ctx->stream));
+  if (!found && chosen < 0) {
+    fprintf(stderr, "cuBLASLt found no algorithm for %s %dx%dx%d\n", flashc_dtype_name(in), s->m, s->n, s->k);
+  }
   if (chosen < 0)
-    fprintf(stderr, "cuBLASLt %s %dx%dx%d: all %d heuristic choices refused at run time (first status %d)\n",
-            flashc_dtype_name(in), s->m, s->n, s->k, found, (int)first_refusal);
+    fprintf(stderr, "cuBLASLt %s %dx%dx%d: every variant and heuristic choice refused at run time (first status %d)\n",
+            flashc_dtype_name(in), s->m, s->n, s->k, (int)first_refusal);
   else if (chosen > 0)
     fprintf(stderr, "cuBLASLt %s %dx%dx%d: heuristic choice 0 refused (status %d), using choice %d\n",
             flashc_dtype_name(in), s->m, s->n, s->k, (int)first_refusal, chosen);
-  const cublasLtMatmulHeuristicResult_t heuristic = heuristics[chosen < 0 ? 0 : chosen];
+  if (variant_used >= 0 && in == FLASHC_DTYPE_E4M3)
+    fprintf(stderr, "cuBLASLt e4m3 %dx%dx%d: timing variant \"%s\"\n", s->m, s->n, s->k, variants[variant_used].what);
+  cublasLtMatmulHeuristicResult_t heuristic;
+  memset(&heuristic, 0, sizeof heuristic);
+  if (chosen >= 0) heuristic = heuristics[chosen];
 
   int lt_failed = 0;
-  for (int lib = 0; lib < 2; ++lib) {
+  medians[1] = NAN; /* stays NaN when cuBLASLt refused everything: no ratio */
+  for (int lib = 0; lib < (chosen >= 0 ? 2 : 1); ++lib) {
     for (int i = 0; i < total && !lt_failed; ++i) {
       const char* ai = a + (size_t)(i % rotations) * a_bytes;
       const char* bi = b + (size_t)(i % rotations) * b_bytes;
@@ -262,7 +306,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   cudaFree(a);
   cudaFree(b);
   cudaFree(d);
-  if (c != d) cudaFree(c);
+  if (c_own) cudaFree(c_own);
   cudaFree(scales);
   *cublas_ms = medians[1];
   return medians[0];
@@ -271,6 +315,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
 int main(int argc, char** argv) {
   int quick = 0, full = 0, runs = 25;
   const char* only_dtype = NULL; /* --only bf16|fp16|e4m3: time that dtype's shapes alone */
+  int tile_n = 0, max_m = 0;
   const char* json_path = NULL;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -281,13 +326,16 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_dtype = argv[++i];
+    else if (!strcmp(argv[i], "--tile-n") && i + 1 < argc) tile_n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
       const char* a = argv[++i];
       ctx.algo = !strcmp(a, "hopper") ? FLASHC_GEMM_ALGO_HOPPER
                  : !strcmp(a, "portable") ? FLASHC_GEMM_ALGO_PORTABLE
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--json FILE] [--runs N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--max-m M] "
+                      "[--tile-n 256|128|64] [--json FILE] [--runs N]\n", argv[0]);
       return 2;
     }
   }
@@ -302,6 +350,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "flashc_create: %s\n", flashc_last_error());
     return 1;
   }
+  ctx.handle->cuda.gemm_hopper_block_n = tile_n;
+  if (tile_n) fprintf(stderr, "bench_gemm: Hopper 16-bit tile width forced to %d\n", tile_n);
   LT_OK(cublasLtCreate(&ctx.lt));
   CUDA_OK(cudaMalloc(&ctx.lt_workspace, CUBLAS_WORKSPACE_BYTES));
   CUDA_OK(cudaStreamCreate(&ctx.stream));
@@ -333,6 +383,13 @@ int main(int argc, char** argv) {
     int kept = 0;
     for (int i = 0; i < count; ++i)
       if (!strcmp(flashc_dtype_name(shapes[i].dtype), only_dtype)) shapes[kept++] = shapes[i];
+    count = kept;
+  }
+
+  if (max_m > 0) { /* keep the shapes with M <= max_m */
+    int kept = 0;
+    for (int i = 0; i < count; ++i)
+      if (shapes[i].m <= max_m) shapes[kept++] = shapes[i];
     count = kept;
   }
 
