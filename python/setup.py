@@ -58,8 +58,13 @@ def cmake_build():
 
 def choose_library():
     """Path of the library to bundle, or None when the system's will be used at run time."""
-    if os.environ.get("FLASHC_LIBRARY"):
-        return os.environ["FLASHC_LIBRARY"]
+    given = os.environ.get("FLASHC_LIBRARY")
+    if given:
+        # pip runs this script in python/, so a relative path may be meant from the repository root
+        for path in (given, os.path.join(REPO, given)):
+            if os.path.isfile(path):
+                return path
+        raise RuntimeError("flashc: FLASHC_LIBRARY=%s is not a file (give an absolute path)" % given)
     if os.environ.get("FLASHC_BUILD_LIBRARY") == "1":
         return cmake_build()
     found = built_libraries()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _ops
-from ._arrays import is_torch
+from ._arrays import Ops, is_torch
 
 _UNSET_WINDOW = (-1, -1)
 
@@ -67,6 +67,8 @@ def _check_num_splits(num_splits):
 def _attention(q, k, v, *, return_lse, **kwargs):
     """Forward through the torch op (autograd, torch.compile) or directly for numpy arrays."""
     if is_torch(q):
+        kind = Ops(q, "q")
+        k, v = kind.check_same_kind(k, "k"), kind.check_same_kind(v, "v")
         out, lse = _torch_ops().attn_fwd(
             q, k, v, kwargs.get("cu_seqlens_q"), kwargs.get("cu_seqlens_k"), kwargs.get("seqused_q"),
             kwargs.get("seqused_k"), kwargs.get("max_seqlen_q"), kwargs.get("max_seqlen_k"),
@@ -318,6 +320,8 @@ def flash_attn_combine(out_partial, lse_partial, out=None, out_dtype=None):
     """
     _require_array(out_partial, "out_partial")
     if is_torch(out_partial):
+        kind = Ops(out_partial, "out_partial")
+        lse_partial, out = kind.check_same_kind(lse_partial, "lse_partial"), kind.check_same_kind(out, "out")
         if out is None:
             dtype = out_dtype if out_dtype is not None else out_partial.dtype
             out = out_partial.new_empty(tuple(out_partial.shape[1:]), dtype=dtype)
@@ -391,6 +395,8 @@ def gemm(a, b, c=None, *, alpha=1.0, beta=0.0, bias=None, activation=None, out_d
         scale_a, scale_b = (None if s is None else (s if isinstance(s, torch.Tensor) else
                                                      torch.tensor([float(s)], dtype=torch.float32, device=a.device))
                             for s in (scale_a, scale_b))
+        kind = Ops(a, "a")
+        b, c, bias = kind.check_same_kind(b, "b"), kind.check_same_kind(c, "c"), kind.check_same_kind(bias, "bias")
         return _torch_ops().gemm(a, b, c, bias, scale_a, scale_b, float(alpha), float(beta), activation_code,
                                  out_dtype, algo_code)
     return _ops.gemm(a, b, c, bias, scale_a, scale_b, float(alpha), float(beta), activation_code, out_dtype,
