@@ -43,13 +43,29 @@ static flashc_status cuda_not_built(const char* operation) {
                  "%s has no CUDA kernel in this build of flashc yet; use a CPU handle (FLASHC_DEVICE_CPU)", operation);
 }
 
+/* Can the CUDA forward run this problem? The reason becomes the call's message otherwise. */
+static flashc_status cuda_fwd_check(const struct flashc_handle* handle, const fc_attn_problem* problem) {
+#ifdef FLASHC_WITH_CUDA
+  fc_reason why_not = {{0}};
+  flashc_status status = fc_attn_fwd_hopper_check(problem, &handle->cuda, &why_not);
+  if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward on cuda:%d: %s", handle->device, why_not.text);
+  return FLASHC_STATUS_SUCCESS;
+#else
+  (void)handle;
+  (void)problem;
+  return cuda_not_built("attention forward");
+#endif
+}
+
 static flashc_status fwd_workspace_bytes(const struct flashc_handle* handle, const fc_attn_problem* problem,
                                          size_t* bytes) {
   if (handle->backend == FLASHC_BACKEND_CPU) {
     *bytes = fc_cpu_attn_fwd_workspace_size(problem);
     return FLASHC_STATUS_SUCCESS;
   }
-  return cuda_not_built("attention forward");
+  FC_TRY(cuda_fwd_check(handle, problem));
+  *bytes = 0; /* the Hopper forward needs no scratch memory */
+  return FLASHC_STATUS_SUCCESS;
 }
 
 flashc_status flashc_attn_fwd_workspace_size(flashc_handle_t handle, const flashc_attn_fwd_params* params,
@@ -70,6 +86,9 @@ flashc_status flashc_attn_fwd(flashc_handle_t handle, const flashc_attn_fwd_para
   FC_TRY(fwd_workspace_bytes(handle, &problem, &required));
   void* resolved = NULL;
   FC_TRY(fc_handle_workspace(handle, required, workspace, workspace_bytes, stream, &resolved));
+#ifdef FLASHC_WITH_CUDA
+  if (handle->backend == FLASHC_BACKEND_CUDA) return fc_attn_fwd_hopper_run(&problem, &handle->cuda, stream);
+#endif
   return fc_cpu_attn_fwd(&problem, resolved, required);
 }
 

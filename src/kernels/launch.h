@@ -65,6 +65,11 @@ flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda
  * dtype the GPU takes): correct, not fast. Used when neither path above can run. */
 flashc_status fc_gemm_fallback_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
 
+/* Attention forward, Hopper TMA + WGMMA (src/kernels/attn/, sm_90a). Needs no workspace. */
+flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* problem, const fc_cuda_context* context,
+                                       fc_reason* why_not);
+flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* stream);
+
 #endif /* FLASHC_WITH_CUDA */
 
 #ifdef __cplusplus

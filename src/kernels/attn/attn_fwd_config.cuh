@@ -1,0 +1,117 @@
+/*
+ * attn_fwd_config.cuh — compile-time shape of the Hopper attention forward (sm_90a): the one
+ * table of tile sizes per head dimension, and every other constant derived from it (swizzle
+ * and TMA boxes, WGMMA steps, accumulator counts, the shared-memory layout, roles and their
+ * register budgets).
+ *
+ * Roles (attn_fwd_kernel.cuh): warpgroup 0 = producer (TMA), warpgroups 1..2 = consumers; a
+ * CTA tile is BLOCK_M = 128 query rows of one (batch, query head), 64 rows per consumer, and
+ * the key/value sequence is walked in blocks of BLOCK_N keys through a STAGES-deep ring.
+ *
+ * Head-dimension table (BLOCK_N is bounded by registers: per consumer thread O needs d_v/2
+ * fp32, S BLOCK_N/2 fp32 and P BLOCK_N/4 packed pairs, all live at once in the overlapped
+ * loop; and by shared memory: Q + STAGES · (K + V) ≤ 227 KB):
+ *   d    d_v   BLOCK_N   swizzle   smem (2 stages)
+ *   64   64    128       128B      80 KB
+ *   96   96    128        64B     120 KB
+ *   128  128   128       128B     160 KB
+ *   192  128   112       128B     188 KB
+ *   192  192   112       128B     216 KB
+ *   256  256    80       128B     224 KB
+ * Check: `nvcc -Xptxas -v` on src/kernels/inst/attn_fwd_*.cu shows no spills and no stack
+ * frame; the static_asserts below hold the arithmetic.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_CONFIG_CUH
+#define FLASHC_KERNELS_ATTN_FWD_CONFIG_CUH
+
+#include <stdint.h>
+
+#include "kernels/common/ptx_desc.cuh"
+
+/* Input element kinds (a compile-time parameter; the output has the input's dtype). */
+enum attn_input { ATTN_INPUT_F16 = 0, ATTN_INPUT_BF16 = 1 };
+
+constexpr uint32_t ATTN_FWD_SMEM_BYTES_MAX = 227u * 1024u; /* opt-in maximum per block on sm_90 */
+constexpr uint32_t ATTN_FWD_SMEM_ALIGNMENT = 1024u;        /* the 128B swizzle pattern repeat */
+constexpr uint32_t ATTN_FWD_SMEM_BARRIER_BYTES = 256u;
+
+constexpr int ATTN_FWD_WARPGROUP_THREADS = 128;
+constexpr int ATTN_FWD_CONSUMER_WARPGROUPS = 2;
+constexpr int ATTN_FWD_CONSUMER_THREADS = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FWD_WARPGROUP_THREADS;
+constexpr int ATTN_FWD_THREADS = ATTN_FWD_WARPGROUP_THREADS + ATTN_FWD_CONSUMER_THREADS;
+constexpr int ATTN_FWD_ROWS_PER_CONSUMER = 64; /* one wgmma m64 */
+constexpr int ATTN_FWD_BLOCK_M = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FWD_ROWS_PER_CONSUMER;
+/* setmaxnreg: the producer needs few registers, consumers hold O, S and P. 128·24 + 256·240 ≤ 65536. */
+constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24;
+constexpr int ATTN_FWD_CONSUMER_REGISTERS = 240;
+static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS +
+                      ATTN_FWD_CONSUMER_THREADS * ATTN_FWD_CONSUMER_REGISTERS <=
+                  65536,
+              "register budget");
+
+/* Named barriers (0 is __syncthreads). */
+enum attn_fwd_named_barrier {
+  ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
+  ATTN_FWD_BARRIER_V_TAIL = 3      /* both consumers: the zeroed tail rows of a V block are written */
+};
+
+/* Keys per block for a head dimension (the table above). */
+static __host__ __device__ constexpr int attn_fwd_block_n(int head_dim, int head_dim_v) {
+  return head_dim <= 128 ? 128 : head_dim <= 192 ? 112 : 80;
+}
+
+/* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
+ * else 64B (d = 96: 192-byte rows are three 64-byte blocks). */
+static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes) {
+  return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
+}
+
+template <int HeadDim, int HeadDimV>
+struct attn_fwd_tile {
+  static constexpr int HEAD_DIM = HeadDim;
+  static constexpr int HEAD_DIM_V = HeadDimV;
+  static constexpr int ELEMENT_BYTES = 2;
+  static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
+  static constexpr int BLOCK_N = attn_fwd_block_n(HeadDim, HeadDimV);
+  static constexpr int STAGES = 2;
+
+  /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
+   * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */
+  static constexpr smem_swizzle QK_SWIZZLE = attn_fwd_swizzle(HeadDim * ELEMENT_BYTES);
+  static constexpr smem_swizzle V_SWIZZLE = attn_fwd_swizzle(HeadDimV * ELEMENT_BYTES);
+  static constexpr int QK_BOX_INNER = static_cast<int>(QK_SWIZZLE) / ELEMENT_BYTES; /* columns per block */
+  static constexpr int V_BOX_INNER = static_cast<int>(V_SWIZZLE) / ELEMENT_BYTES;
+  static constexpr int QK_BLOCKS = HeadDim / QK_BOX_INNER;
+  static constexpr int V_BLOCKS = HeadDimV / V_BOX_INNER;
+
+  static constexpr int K_PER_WGMMA = 16;
+  static constexpr int QK_STEPS = HeadDim / K_PER_WGMMA;  /* S = Q·Kᵀ: k-steps over d */
+  static constexpr int PV_STEPS = BLOCK_N / K_PER_WGMMA;  /* O += P·V: k-steps over the keys */
+  static constexpr int S_ACCUMULATORS = BLOCK_N / 2;      /* fp32 per thread of a 64 × BLOCK_N wgmma */
+  static constexpr int O_ACCUMULATORS = HeadDimV / 2;
+
+  static constexpr uint32_t Q_BYTES = BLOCK_M * HeadDim * ELEMENT_BYTES;
+  static constexpr uint32_t K_STAGE_BYTES = BLOCK_N * HeadDim * ELEMENT_BYTES;
+  static constexpr uint32_t V_STAGE_BYTES = BLOCK_N * HeadDimV * ELEMENT_BYTES;
+  static constexpr uint32_t Q_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(QK_SWIZZLE);
+  static constexpr uint32_t K_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(QK_SWIZZLE);
+  static constexpr uint32_t V_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(V_SWIZZLE);
+
+  /* Layout: [Q | K stages | V stages | barriers], from a 1024-aligned base. The epilogue stages
+   * O in Q's place (same row geometry, d_v ≤ d), each consumer in its own 64 rows. */
+  static constexpr uint32_t Q_OFFSET = 0;
+  static constexpr uint32_t K_OFFSET = Q_OFFSET + Q_BYTES;
+  static constexpr uint32_t V_OFFSET = K_OFFSET + STAGES * K_STAGE_BYTES;
+  static constexpr uint32_t BARRIER_OFFSET = V_OFFSET + STAGES * V_STAGE_BYTES;
+  static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + ATTN_FWD_SMEM_BARRIER_BYTES;
+
+  static_assert(HeadDim % QK_BOX_INNER == 0 && HeadDimV % V_BOX_INNER == 0, "head dims are whole swizzle blocks");
+  static_assert(HeadDimV <= HeadDim && V_SWIZZLE == QK_SWIZZLE, "O is staged in Q's shared memory");
+  static_assert(BLOCK_N % K_PER_WGMMA == 0 && BLOCK_N <= 256 && HeadDimV <= 256, "wgmma shapes");
+  static_assert(Q_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 && K_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 &&
+                    V_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,
+                "every TMA box lands on a swizzle-pattern boundary");
+  static_assert(SMEM_BYTES <= ATTN_FWD_SMEM_BYTES_MAX, "shared memory budget");
+};
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * attn_fwd_epilogue.cuh — a consumer warpgroup's end of a tile: O normalized by 1/l (0 for a
+ * row that saw no key), converted to the output dtype, staged in shared memory and stored
+ * with 16-byte coalesced stores; LSE (natural log, −inf for empty rows) stored per row.
+ *
+ * Staging reuses Q's shared memory: the warpgroup's own 64 rows (the other warpgroup never
+ * reads them), after its last S = Q·Kᵀ has completed, in the swizzled block layout Q had —
+ * fragment stores are then free of bank conflicts, and row-wise 16-byte reads give each
+ * quarter-warp one whole 128-byte line. Stores are guarded by the sequence's used length,
+ * which covers varlen and seqused_q (rows past it are another sequence's or must stay
+ * untouched). When done, every consumer thread arrives on q_empty so the producer may load
+ * the next tile's Q there.
+ * Check: tests/gpu/gpu_attn_fwd.c (poisoned O and LSE with guards, varlen, seqused_q).
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_EPILOGUE_CUH
+#define FLASHC_KERNELS_ATTN_FWD_EPILOGUE_CUH
+
+#include "kernels/attn/attn_fwd_config.cuh"
+#include "kernels/attn/attn_fwd_mainloop.cuh"
+#include "kernels/attn/attn_fwd_mask.cuh"
+#include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/attn/attn_fwd_softmax.cuh"
+#include "kernels/common/ptx.cuh"
+
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                         const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
+                                                         int m0, int consumer, int thread,
+                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+  constexpr smem_swizzle SW = T::V_SWIZZLE;
+  constexpr int CHUNK_ELEMENTS = 16 / T::ELEMENT_BYTES;
+  constexpr int CHUNKS_PER_ROW = T::HEAD_DIM_V / CHUNK_ELEMENTS;
+  float normalizer[2], lse[2];
+  attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
+
+  const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
+  const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
+  const int fragment_column = 2 * (thread % 4);
+#pragma unroll
+  for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float low = o[4 * j + 2 * half] * normalizer[half], high = o[4 * j + 2 * half + 1] * normalizer[half];
+      const uint32_t packed = Input == ATTN_INPUT_BF16 ? pack_bf16x2(low, high) : pack_f16x2(low, high);
+      const uint32_t offset = smem_k_major_element_offset(SW, T::BLOCK_M, fragment_row + 8 * half,
+                                                          fragment_column + 8 * j, T::ELEMENT_BYTES);
+      *reinterpret_cast<uint32_t*>(sm.q + offset) = packed;
+    }
+  named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+
+  const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.o_batch_stride;
+  uint8_t* o_base = static_cast<uint8_t*>(p.o) +
+                    (batch_offset + static_cast<int64_t>(tile.head) * p.o_head_stride) * T::ELEMENT_BYTES;
+  for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
+    const int r = chunk / CHUNKS_PER_ROW, column = (chunk % CHUNKS_PER_ROW) * CHUNK_ELEMENTS;
+    const int row = m0 + tile_row0 + r;
+    if (row < seq.seqlen_q) {
+      const uint4 value = *reinterpret_cast<const uint4*>(
+          sm.q + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
+      *reinterpret_cast<uint4*>(o_base + ((static_cast<int64_t>(seq.q_row0) + row) * p.o_row_stride + column) *
+                                             T::ELEMENT_BYTES) = value;
+    }
+  }
+
+  if (p.lse && thread % 4 == 0) {
+    const int64_t lse_batch = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.lse_batch_stride;
+    float* lse_head = p.lse + lse_batch + static_cast<int64_t>(tile.head) * p.lse_head_stride + seq.q_row0;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m0 + fragment_row + 8 * half;
+      if (row < seq.seqlen_q) lse_head[row] = lse[half];
+    }
+  }
+  /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote. */
+  fence_proxy_async_shared_cta();
+  mbarrier_arrive(sm.q_empty);
+}
+
+#endif

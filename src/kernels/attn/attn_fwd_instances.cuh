@@ -1,0 +1,33 @@
+/*
+ * attn_fwd_instances.cuh — the head-dimension pairs the Hopper attention forward is built
+ * for, as one X-macro list, and the declaration of the per-instance launch function. Each
+ * pair × dtype is compiled in its own translation unit, src/kernels/inst/attn_fwd_*.cu
+ * (written by src/kernels/inst/gen_attn_fwd_inst.py from the same list), so the build
+ * compiles them in parallel and attn_fwd_launch.cu sees only these declarations.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
+#define FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
+
+#include <cuda_runtime.h>
+
+#include "kernels/attn/attn_fwd_params.cuh"
+
+/* X(head_dim, head_dim_v) — keep in sync with gen_attn_fwd_inst.py's HEAD_DIMS. */
+#define ATTN_FWD_HEAD_DIMS(X) \
+  X(64, 64)                   \
+  X(96, 96)                   \
+  X(128, 128)                 \
+  X(192, 128)                 \
+  X(192, 192)                 \
+  X(256, 256)
+
+template <int Input, int HeadDim, int HeadDimV>
+cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream);
+
+#define ATTN_FWD_EXTERN(d, dv)                                                                         \
+  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv>(const attn_fwd_params&, int, cudaStream_t); \
+  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv>(const attn_fwd_params&, int, cudaStream_t);
+ATTN_FWD_HEAD_DIMS(ATTN_FWD_EXTERN)
+#undef ATTN_FWD_EXTERN
+
+#endif

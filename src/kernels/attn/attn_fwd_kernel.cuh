@@ -1,0 +1,99 @@
+/*
+ * attn_fwd_kernel.cuh — the Hopper attention forward kernel (sm_90a): O = softmax(scale ·
+ * Q·Kᵀ + mask) · V per (batch, query head), with optional softcap, causal / local windows,
+ * GQA/MQA, varlen (cu_seqlens, seqused) and LSE; FlashAttention-3's structure:
+ *   warpgroup 0      producer: setmaxnreg down to 24; one elected thread issues every TMA load
+ *                    (Q per tile, K and V through their mbarrier rings; attn_fwd_mainloop.cuh);
+ *   warpgroups 1, 2  consumers: setmaxnreg up to 240; each owns 64 query rows of the 128-row
+ *                    tile, runs S = Q·Kᵀ and O += P·V on WGMMA with the online softmax in
+ *                    registers between them (attn_fwd_softmax.cuh, attn_fwd_mask.cuh), then
+ *                    the epilogue (attn_fwd_epilogue.cuh).
+ * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh.
+ * Instantiated per (input dtype, d, d_v) in src/kernels/inst/attn_fwd_*.cu; shapes from
+ * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
+ * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
+ * no stack frame, no C7510/C7519 (serialized wgmma) warnings; SASS shows HGMMA.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_KERNEL_CUH
+#define FLASHC_KERNELS_ATTN_FWD_KERNEL_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "kernels/attn/attn_fwd_config.cuh"
+#include "kernels/attn/attn_fwd_epilogue.cuh"
+#include "kernels/attn/attn_fwd_instances.cuh"
+#include "kernels/attn/attn_fwd_mainloop.cuh"
+#include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/common/ptx.cuh"
+
+template <int Input, int HeadDim, int HeadDimV>
+__global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
+    attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
+  using T = attn_fwd_tile<HeadDim, HeadDimV>;
+  extern __shared__ uint8_t attn_smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
+                                             ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
+  attn_fwd_smem sm;
+  sm.q = smem + T::Q_OFFSET;
+  sm.k = smem + T::K_OFFSET;
+  sm.v = smem + T::V_OFFSET;
+  uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + T::BARRIER_OFFSET);
+  sm.q_full = barriers;
+  sm.q_empty = barriers + 1;
+  sm.k_full = barriers + 2;
+  sm.k_empty = sm.k_full + T::STAGES;
+  sm.v_full = sm.k_empty + T::STAGES;
+  sm.v_empty = sm.v_full + T::STAGES;
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) <= ATTN_FWD_SMEM_BARRIER_BYTES, "barrier space");
+
+  if (threadIdx.x == 0) {
+    mbarrier_init(sm.q_full, 1);
+    mbarrier_init(sm.q_empty, ATTN_FWD_Q_RELEASES);
+#pragma unroll
+    for (int stage = 0; stage < T::STAGES; ++stage) {
+      mbarrier_init(&sm.k_full[stage], 1);
+      mbarrier_init(&sm.k_empty[stage], ATTN_FWD_SLOT_RELEASES);
+      mbarrier_init(&sm.v_full[stage], 1);
+      mbarrier_init(&sm.v_empty[stage], ATTN_FWD_SLOT_RELEASES);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  const int warpgroup = warpgroup_index_uniform();
+  if (warpgroup == 0) {
+    setmaxnreg_dec<ATTN_FWD_PRODUCER_REGISTERS>();
+    if (warp_index_uniform() == 0 && elect_one_sync()) attn_fwd_produce<T>(params, sm);
+  } else {
+    setmaxnreg_inc<ATTN_FWD_CONSUMER_REGISTERS>();
+    const int consumer = warpgroup - 1;
+    const int thread = threadIdx.x % ATTN_FWD_WARPGROUP_THREADS;
+    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u};
+    float o[T::O_ACCUMULATORS];
+    attn_softmax_rows rows;
+    for (int linear = blockIdx.x; linear < params.tile_count; linear += gridDim.x) {
+      const attn_fwd_tile_coord tile = attn_fwd_tile_at(params, linear);
+      const attn_fwd_sequence seq = attn_fwd_sequence_of(params, tile.batch);
+      const int m0 = tile.m_block * T::BLOCK_M;
+      if (m0 >= seq.seqlen_q) continue; /* a varlen sequence shorter than the longest */
+      int first, end;
+      attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(params, seq, m0, &first, &end);
+      attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
+      attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
+    }
+  }
+}
+
+template <int Input, int HeadDim, int HeadDimV>
+cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream) {
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV>;
+  constexpr int smem_bytes = static_cast<int>(attn_fwd_tile<HeadDim, HeadDimV>::SMEM_BYTES);
+  cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (error != cudaSuccess) return error;
+  kernel<<<grid, ATTN_FWD_THREADS, smem_bytes, stream>>>(params);
+  return cudaGetLastError();
+}
+
+#endif

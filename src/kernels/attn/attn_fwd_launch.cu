@@ -1,0 +1,216 @@
+/*
+ * attn_fwd_launch.cu — the extern "C" side of the Hopper attention forward (src/kernels/launch.h):
+ *   fc_attn_fwd_hopper_check   can the TMA + WGMMA kernel run this validated problem? (else why)
+ *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(#SMs, tiles), launch
+ *
+ * Tensor maps are 4-D (d, rows, heads, batch) with the tensor's own element strides, so any
+ * layout the API accepts (packed, padded, heads-major, packed QKV) is loaded without copies;
+ * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
+ * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
+ * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
+ * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
+ * ATTN_FWD_HEAD_DIMS, paged KV and num_splits > 1 (the split-KV decoding issue).
+ * Check: tests/gpu/gpu_attn_fwd.c (also asserts these refusals).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "flashc.h"
+#include "host/error.h"
+#include "host/problem.h"
+#include "host/tensor_map.h"
+#include "kernels/attn/attn_fwd_config.cuh"
+#include "kernels/attn/attn_fwd_instances.cuh"
+#include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/launch.h"
+
+namespace {
+
+typedef cudaError_t (*attn_fwd_launcher)(const attn_fwd_params&, int, cudaStream_t);
+
+/* The instance for (dtype, d, d_v), or NULL when that pair is not built. */
+attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v) {
+  const int bf16 = dtype == FLASHC_DTYPE_BF16;
+#define ATTN_FWD_PICK(d, dv)                                                                        \
+  if (head_dim == d && head_dim_v == dv) return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv> \
+                                                     : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv>;
+  ATTN_FWD_HEAD_DIMS(ATTN_FWD_PICK)
+#undef ATTN_FWD_PICK
+  return nullptr;
+}
+
+/* Tile sizes of the instance for (d, d_v) (host side of attn_fwd_config.cuh's table). */
+struct tile_info {
+  int block_m, block_n, qk_box_inner, v_box_inner;
+  fc_tensor_map_swizzle qk_swizzle, v_swizzle;
+};
+
+tile_info tile_for(int head_dim, int head_dim_v) {
+  tile_info t;
+  t.block_m = ATTN_FWD_BLOCK_M;
+  t.block_n = attn_fwd_block_n(head_dim, head_dim_v);
+  const smem_swizzle qk = attn_fwd_swizzle(head_dim * 2), v = attn_fwd_swizzle(head_dim_v * 2);
+  t.qk_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(qk));
+  t.v_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(v));
+  t.qk_box_inner = static_cast<int>(qk) / 2;
+  t.v_box_inner = static_cast<int>(v) / 2;
+  return t;
+}
+
+void list_head_dims(char* out, size_t cap) {
+  size_t used = 0;
+  out[0] = '\0';
+#define ATTN_FWD_NAME(d, dv) \
+  if (used < cap) used += (size_t)snprintf(out + used, cap - used, used ? ", (%d, %d)" : "(%d, %d)", d, dv);
+  ATTN_FWD_HEAD_DIMS(ATTN_FWD_NAME)
+#undef ATTN_FWD_NAME
+}
+
+/* A 4-D map (dim, rows, heads, batches) over one of q, k, v. An extent of 1 gets a harmless
+ * stride (never stepped); empty extents become 1 (nothing is loaded from them). */
+flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, const void* base, int dim,
+                            int64_t rows, int heads, int64_t batches, int64_t row_stride, int64_t head_stride,
+                            int64_t batch_stride, uint32_t box_inner, uint32_t box_rows, fc_tensor_map_swizzle swizzle,
+                            CUtensorMap* map) {
+  fc_tensor_map_desc desc;
+  fc_tensor_map_desc_init(&desc);
+  desc.dtype = dtype;
+  desc.rank = 4;
+  desc.global_address = base;
+  desc.global_dims[0] = static_cast<uint64_t>(dim);
+  desc.global_dims[1] = static_cast<uint64_t>(rows > 0 ? rows : 1);
+  desc.global_dims[2] = static_cast<uint64_t>(heads);
+  desc.global_dims[3] = static_cast<uint64_t>(batches > 0 ? batches : 1);
+  desc.global_strides[0] = 1;
+  desc.global_strides[1] = row_stride;
+  desc.global_strides[2] = heads > 1 ? head_stride : row_stride;
+  desc.global_strides[3] = batches > 1 ? batch_stride : row_stride;
+  desc.box_dims[0] = box_inner;
+  desc.box_dims[1] = box_rows;
+  desc.box_dims[2] = 1;
+  desc.box_dims[3] = 1;
+  desc.swizzle = swizzle;
+  desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
+  desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
+  return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
+}
+
+}  // namespace
+
+extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, const fc_cuda_context* context,
+                                                  fc_reason* why_not) {
+  if (context->cc_major != 9 || context->cc_minor != 0) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "the attention forward kernel needs compute capability 9.0 (sm_90a, Hopper); this device is %d.%d",
+             context->cc_major, context->cc_minor);
+    return FLASHC_STATUS_NOT_SUPPORTED_ARCH;
+  }
+  if (!context->tensor_map_encoder.encode_tiled) {
+    snprintf(why_not->text, sizeof why_not->text, "the CUDA driver offers no cuTensorMapEncodeTiled (TMA)");
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  if (p->dtype != FLASHC_DTYPE_FP16 && p->dtype != FLASHC_DTYPE_BF16) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "the GPU attention forward takes fp16 or bf16 inputs in this build, not %s", flashc_dtype_name(p->dtype));
+    return FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
+  }
+  if (p->out_dtype != p->dtype) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "out_dtype %s: the GPU attention forward writes o in the input dtype (%s)",
+             flashc_dtype_name(p->out_dtype), flashc_dtype_name(p->dtype));
+    return FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
+  }
+  if (!launcher_for(p->dtype, p->head_dim, p->head_dim_v)) {
+    char built[128];
+    list_head_dims(built, sizeof built);
+    snprintf(why_not->text, sizeof why_not->text,
+             "head_dim %d with head_dim_v %d is not built for the GPU; (head_dim, head_dim_v) pairs: %s", p->head_dim,
+             p->head_dim_v, built);
+    return FLASHC_STATUS_NOT_SUPPORTED_HEAD_DIM;
+  }
+  if (p->softmax_scale < 0.0f) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "softmax_scale %g: the GPU kernel's online softmax assumes a positive scale", (double)p->softmax_scale);
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  if (p->page_table) {
+    snprintf(why_not->text, sizeof why_not->text, "paged KV (page_table) has no GPU kernel in this build yet");
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  if (p->num_splits > 1) {
+    snprintf(why_not->text, sizeof why_not->text, "num_splits %d: split-KV has no GPU kernel in this build yet",
+             p->num_splits);
+    return FLASHC_STATUS_NOT_SUPPORTED;
+  }
+  return FLASHC_STATUS_SUCCESS;
+}
+
+extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const fc_cuda_context* context,
+                                                void* stream) {
+  fc_reason why_not = {{0}};
+  flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
+  if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
+
+  const tile_info tile = tile_for(p->head_dim, p->head_dim_v);
+  attn_fwd_params params;
+  memset(&params, 0, sizeof params);
+  const int varlen_q = p->cu_seqlens_q != NULL, varlen_k = p->cu_seqlens_k != NULL;
+  const int64_t q_rows = varlen_q ? p->total_q : p->seqlen_q, k_rows = varlen_k ? p->total_k : p->seqlen_k;
+  const int64_t q_batches = varlen_q ? 1 : p->batch, k_batches = varlen_k ? 1 : p->batch;
+  status = encode_tensor(context, p->dtype, p->q.data, p->head_dim, q_rows, p->heads_q, q_batches, p->q.row_stride,
+                         p->q.head_stride, p->q.batch_stride, tile.qk_box_inner, tile.block_m, tile.qk_swizzle,
+                         &params.map_q);
+  if (status != FLASHC_STATUS_SUCCESS) return status;
+  status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, k_rows, p->heads_kv, k_batches, p->k.row_stride,
+                         p->k.head_stride, p->k.batch_stride, tile.qk_box_inner, tile.block_n, tile.qk_swizzle,
+                         &params.map_k);
+  if (status != FLASHC_STATUS_SUCCESS) return status;
+  status = encode_tensor(context, p->dtype, p->v.data, p->head_dim_v, k_rows, p->heads_kv, k_batches,
+                         p->v.row_stride, p->v.head_stride, p->v.batch_stride, tile.v_box_inner, tile.block_n,
+                         tile.v_swizzle, &params.map_v);
+  if (status != FLASHC_STATUS_SUCCESS) return status;
+
+  params.o = p->o.data;
+  params.o_batch_stride = p->o.batch_stride;
+  params.o_row_stride = p->o.row_stride;
+  params.o_head_stride = p->o.head_stride;
+  params.lse = p->lse;
+  params.lse_batch_stride = p->lse_batch_stride;
+  params.lse_head_stride = p->lse_head_stride;
+  params.cu_seqlens_q = p->cu_seqlens_q;
+  params.cu_seqlens_k = p->cu_seqlens_k;
+  params.seqused_q = p->seqused_q;
+  params.seqused_k = p->seqused_k;
+  params.batch = p->batch;
+  params.heads_q = p->heads_q;
+  params.heads_kv = p->heads_kv;
+  params.seqlen_q = p->seqlen_q;
+  params.seqlen_k = p->seqlen_k;
+  params.m_blocks = (p->seqlen_q + tile.block_m - 1) / tile.block_m;
+  const int64_t tiles = static_cast<int64_t>(params.m_blocks) * p->heads_q * p->batch;
+  if (tiles > 0x7fffffff)
+    return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: %lld tiles exceed the scheduler's int range",
+                   (long long)tiles);
+  params.tile_count = static_cast<int>(tiles);
+  params.reverse_m_order = p->window_right >= 0;
+
+  const float log2e = 1.4426950408889634f;
+  params.softcap = p->softcap;
+  params.softcap_input_scale = p->softcap > 0.0f ? p->softmax_scale / p->softcap : 0.0f;
+  params.softmax_scale_log2 = p->softcap > 0.0f ? log2e : p->softmax_scale * log2e;
+  params.logit_scale = p->softcap > 0.0f ? 1.0f : p->softmax_scale;
+  params.window_left = p->window_left;
+  params.window_right = p->window_right;
+  params.zero_v_tail = varlen_k || p->seqused_k != NULL;
+
+  if (params.tile_count == 0) return FLASHC_STATUS_SUCCESS;
+  const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
+  const cudaError_t error =
+      launcher_for(p->dtype, p->head_dim, p->head_dim_v)(params, grid, static_cast<cudaStream_t>(stream));
+  if (error != cudaSuccess)
+    return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
+  return FLASHC_STATUS_SUCCESS;
+}

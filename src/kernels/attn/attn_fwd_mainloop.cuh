@@ -1,0 +1,297 @@
+/*
+ * attn_fwd_mainloop.cuh — the two halves of the Hopper attention forward main loop.
+ *
+ * Shared memory (attn_fwd_config.cuh): Q (BLOCK_M rows), a ring of STAGES K blocks and one of
+ * STAGES V blocks (BLOCK_N keys each), every tile in the swizzled block layout of ptx_desc.cuh
+ * (one TMA box per block of swizzle-span columns). Barriers, named by what they guard:
+ *   q_full / q_empty         Q landed / both consumers finished the epilogue that reuses Q's space
+ *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
+ *   v_full[s] / v_empty[s]   likewise for V and O += P·V
+ *
+ * Producer (one elected thread): per tile, key blocks from the last visible one down to the
+ * first (the masked ones come first, so the unmasked middle runs without compares), in the
+ * order the consumers need them: K(last), Q, then K(n), V(n + 1) pairs, then V(first). K of a
+ * tile is requested before its Q so it overlaps the previous tile's epilogue.
+ *
+ * Consumer warpgroup c (query rows 64c .. 64c + 63 of the tile), per key block n:
+ *   issue S_n = Q·K_nᵀ (SS wgmma) and O += P_{n+1}·V_{n+1} (RS wgmma, P from registers);
+ *   wait for S_n only, then softcap / mask / online softmax on it while P·V still runs;
+ *   wait for P·V, rescale O by the new row maxima, pack P_n for the next block.
+ * That is the intra-warpgroup GEMM/softmax overlap of FlashAttention-3: the tensor core works
+ * on P·V while the warps do the exponentials.
+ * Check: tests/gpu/gpu_attn_fwd.c; `nvcc -Xptxas -v`: no spills, no C7510/C7519 warnings.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_MAINLOOP_CUH
+#define FLASHC_KERNELS_ATTN_FWD_MAINLOOP_CUH
+
+#include <cuda.h>
+
+#include "kernels/attn/attn_fwd_config.cuh"
+#include "kernels/attn/attn_fwd_mask.cuh"
+#include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/attn/attn_fwd_softmax.cuh"
+#include "kernels/common/ptx.cuh"
+
+/* Pointers into the CTA's shared memory. */
+struct attn_fwd_smem {
+  uint8_t* q;
+  uint8_t* k; /* STAGES × K_STAGE_BYTES */
+  uint8_t* v; /* STAGES × V_STAGE_BYTES */
+  uint64_t* q_full;
+  uint64_t* q_empty;
+  uint64_t* k_full;
+  uint64_t* k_empty;
+  uint64_t* v_full;
+  uint64_t* v_empty;
+};
+
+/* Arrivals that free a K or V slot: one lane of each consumer warp. */
+constexpr uint32_t ATTN_FWD_SLOT_RELEASES = ATTN_FWD_CONSUMER_THREADS / 32;
+/* Arrivals that free Q: every consumer thread, after its last read of the O staging. */
+constexpr uint32_t ATTN_FWD_Q_RELEASES = ATTN_FWD_CONSUMER_THREADS;
+
+struct attn_ring_position {
+  int stage;
+  uint32_t phase;
+};
+
+template <int Stages>
+static __device__ __forceinline__ void attn_ring_advance(attn_ring_position& position) {
+  if (++position.stage == Stages) {
+    position.stage = 0;
+    position.phase ^= 1u;
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Producer                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+/* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring. */
+template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int Stages>
+static __device__ __forceinline__ void attn_fwd_load_kv(const CUtensorMap* map, uint8_t* ring, uint64_t* full,
+                                                        uint64_t* empty, attn_ring_position& position, int row,
+                                                        int head, int batch) {
+  mbarrier_wait_parity(&empty[position.stage], position.phase ^ 1u);
+  uint64_t* bar = &full[position.stage];
+  mbarrier_arrive_expect_tx(bar, StageBytes);
+  uint8_t* slot = ring + position.stage * StageBytes;
+#pragma unroll
+  for (int block = 0; block < Blocks; ++block)
+    tma_load_4d(slot + block * BlockBytes, map, bar, block * BoxInner, row, head, batch);
+  attn_ring_advance<Stages>(position);
+}
+
+template <class T>
+static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p, const attn_fwd_smem& sm) {
+  tma_prefetch_map(&p.map_q);
+  tma_prefetch_map(&p.map_k);
+  tma_prefetch_map(&p.map_v);
+  attn_ring_position k_position = {0, 0}, v_position = {0, 0};
+  uint32_t q_phase = 0;
+  const int heads_per_kv = p.heads_q / p.heads_kv;
+  for (int linear = blockIdx.x; linear < p.tile_count; linear += gridDim.x) {
+    const attn_fwd_tile_coord tile = attn_fwd_tile_at(p, linear);
+    const attn_fwd_sequence seq = attn_fwd_sequence_of(p, tile.batch);
+    const int m0 = tile.m_block * T::BLOCK_M;
+    if (m0 >= seq.seqlen_q) continue; /* the consumers skip it too */
+    int first, end;
+    attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
+    const int kv_head = tile.head / heads_per_kv;
+    auto load_k = [&](int n) {
+      attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::STAGES>(
+          &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, kv_head, seq.k_batch);
+    };
+    auto load_v = [&](int n) {
+      attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::STAGES>(
+          &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, kv_head, seq.k_batch);
+    };
+    if (end > first) load_k(end - 1);
+    mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
+    mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES);
+#pragma unroll
+    for (int block = 0; block < T::QK_BLOCKS; ++block)
+      tma_load_4d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, seq.q_row0 + m0,
+                  tile.head, seq.q_batch);
+    q_phase ^= 1u;
+    for (int n = end - 2; n >= first; --n) {
+      load_k(n);
+      load_v(n + 1);
+    }
+    if (end > first) load_v(first);
+  }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Consumer                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+template <int Input, int N, int TransB>
+static __device__ __forceinline__ void attn_wgmma_ss(float (&acc)[N], uint64_t desc_a, uint64_t desc_b,
+                                                     uint32_t accumulate) {
+  if constexpr (Input == ATTN_INPUT_BF16) wgmma_ss_bf16<0, TransB>(acc, desc_a, desc_b, accumulate);
+  else wgmma_ss_f16<0, TransB>(acc, desc_a, desc_b, accumulate);
+}
+
+template <int Input, int N>
+static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint32_t (&a)[4], uint64_t desc_b) {
+  if constexpr (Input == ATTN_INPUT_BF16) wgmma_rs_bf16<1>(acc, a, desc_b, 1u);
+  else wgmma_rs_f16<1>(acc, a, desc_b, 1u);
+}
+
+/* S = Q·Kᵀ for this consumer's 64 rows (issue only). */
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[T::S_ACCUMULATORS], uint32_t q_address,
+                                                         uint32_t k_address) {
+#pragma unroll
+  for (int step = 0; step < T::QK_STEPS; ++step) {
+    const uint64_t desc_q = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, step * 32u);
+    const uint64_t desc_k = smem_desc_k_major_at(k_address, T::QK_SWIZZLE, T::BLOCK_N, step * 32u);
+    attn_wgmma_ss<Input, T::S_ACCUMULATORS, 0>(s, desc_q, desc_k, step > 0 ? 1u : 0u);
+  }
+}
+
+/* O += P·V (issue only); V is MN-major (contiguous along d_v). */
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_issue_pv(float (&o)[T::O_ACCUMULATORS],
+                                                         const uint32_t (&p)[T::PV_STEPS][4], uint32_t v_address) {
+#pragma unroll
+  for (int step = 0; step < T::PV_STEPS; ++step) {
+    const uint64_t desc_v = smem_desc_mn_major_at(v_address, T::V_SWIZZLE, T::BLOCK_N, step * T::K_PER_WGMMA);
+    attn_wgmma_rs<Input, T::O_ACCUMULATORS>(o, p[step], desc_v);
+  }
+}
+
+/* P (fp32 in the S fragment) → 16-bit A fragments of P·V, one per k-step of 16 keys. */
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_pack_p(uint32_t (&p)[T::PV_STEPS][4],
+                                                       const float (&s)[T::S_ACCUMULATORS]) {
+#pragma unroll
+  for (int step = 0; step < T::PV_STEPS; ++step)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float low = s[8 * step + 2 * i], high = s[8 * step + 2 * i + 1];
+      p[step][i] = Input == ATTN_INPUT_BF16 ? pack_bf16x2(low, high) : pack_f16x2(low, high);
+    }
+}
+
+static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
+  if (lane_id() == 0) mbarrier_arrive(empty);
+}
+
+/* Zeroes rows [valid_rows, BLOCK_N) of a V slot (all of its column blocks); both consumer
+ * warpgroups take part and meet at a named barrier before either reads the slot. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_zero_v_tail(uint8_t* v_slot, int valid_rows, int consumer_thread) {
+  constexpr uint32_t ROW_BYTES = static_cast<uint32_t>(T::V_SWIZZLE);
+  const int chunks_per_block = (T::BLOCK_N - valid_rows) * static_cast<int>(ROW_BYTES / 16);
+  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+  for (int block = 0; block < T::V_BLOCKS; ++block) {
+    uint4* tail = reinterpret_cast<uint4*>(v_slot + block * T::V_BLOCK_BYTES + valid_rows * ROW_BYTES);
+    for (int chunk = consumer_thread; chunk < chunks_per_block; chunk += ATTN_FWD_CONSUMER_THREADS) tail[chunk] = zero;
+  }
+  fence_proxy_async_shared_cta(); /* the wgmma (async proxy) reads what these stores wrote */
+  named_barrier_sync(ATTN_FWD_BARRIER_V_TAIL, ATTN_FWD_CONSUMER_THREADS);
+}
+
+/* Consumer state that lives across the tiles of a CTA. */
+struct attn_fwd_consumer_state {
+  attn_ring_position k_position, v_position;
+  uint32_t q_phase;
+};
+
+/* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
+ * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. */
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                        const attn_fwd_sequence& seq, int m0, int first, int end,
+                                                        int consumer, int thread, attn_fwd_consumer_state& state,
+                                                        float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+#pragma unroll
+  for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
+  attn_softmax_init(rows);
+  mbarrier_wait_parity(sm.q_full, state.q_phase);
+  state.q_phase ^= 1u;
+  if (end <= first) return;
+
+  const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* sequence row of this warpgroup's first row */
+  const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
+  const uint32_t k_base = smem_u32(sm.k), v_base = smem_u32(sm.v);
+  const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;
+  /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail). */
+  const int tail_rows = seq.seqlen_k - (end - 1) * T::BLOCK_N;
+  const bool zero_tail = p.zero_v_tail && tail_rows < T::BLOCK_N;
+
+  float s[T::S_ACCUMULATORS];
+  uint32_t pfrag[T::PV_STEPS][4];
+  float o_scale[2];
+
+  auto scores_to_p = [&](int n) {
+    if (p.softcap > 0.0f) attn_softcap(s, p.softcap_input_scale, p.softcap);
+    if (attn_fwd_block_needs_mask<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, n))
+      attn_fwd_apply_mask<T::BLOCK_N>(s, p, seq, row0, n * T::BLOCK_N, thread);
+    attn_softmax_step(s, rows, p.softmax_scale_log2, o_scale);
+  };
+
+  /* First block: S only. */
+  {
+    const int stage = state.k_position.stage;
+    mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
+    wgmma_fence_operand(s);
+    wgmma_fence();
+    attn_fwd_issue_qk<Input, T>(s, q_address, k_base + stage * T::K_STAGE_BYTES);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(s);
+    attn_fwd_release(&sm.k_empty[stage]);
+    attn_ring_advance<T::STAGES>(state.k_position);
+    scores_to_p(end - 1);
+    attn_fwd_pack_p<Input, T>(pfrag, s);
+  }
+
+  for (int n = end - 2; n >= first; --n) {
+    const int k_stage = state.k_position.stage, v_stage = state.v_position.stage;
+    mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
+    mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
+    if (zero_tail && n + 1 == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+    wgmma_fence_operand(s);
+    wgmma_fence_operand(o);
+#pragma unroll
+    for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
+    wgmma_fence();
+    attn_fwd_issue_qk<Input, T>(s, q_address, k_base + k_stage * T::K_STAGE_BYTES);
+    wgmma_commit_group();
+    attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
+    wgmma_commit_group();
+    wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
+    wgmma_fence_operand(s);
+    attn_fwd_release(&sm.k_empty[k_stage]);
+    attn_ring_advance<T::STAGES>(state.k_position);
+    scores_to_p(n);
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(o);
+    attn_fwd_release(&sm.v_empty[v_stage]);
+    attn_ring_advance<T::STAGES>(state.v_position);
+    attn_rescale_rows(o, o_scale);
+    attn_fwd_pack_p<Input, T>(pfrag, s);
+  }
+
+  /* Last block: P·V only. */
+  {
+    const int v_stage = state.v_position.stage;
+    mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
+    if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+    wgmma_fence_operand(o);
+    wgmma_fence();
+    attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
+    wgmma_commit_group();
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(o);
+    attn_fwd_release(&sm.v_empty[v_stage]);
+    attn_ring_advance<T::STAGES>(state.v_position);
+  }
+}
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * attn_fwd_params.cuh — the Hopper attention forward kernel's one parameter: a flat struct
+ * with the TMA tensor maps of Q, K, V, explicit element strides for O and LSE, the sequence
+ * description (fixed lengths or cu_seqlens / seqused, device pointers) and the resolved
+ * softmax constants. Filled by attn_fwd_launch.cu from a validated fc_attn_problem.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_PARAMS_CUH
+#define FLASHC_KERNELS_ATTN_FWD_PARAMS_CUH
+
+#include <cuda.h>
+#include <stdint.h>
+
+struct attn_fwd_params {
+  /* 4-D maps (d, rows, heads, batch), innermost first. With cu_seqlens the rows are the
+   * packed total and the batch extent is 1 (coordinate 0). Rows past the extent read as 0. */
+  CUtensorMap map_q;
+  CUtensorMap map_k;
+  CUtensorMap map_v;
+
+  void* o;
+  int64_t o_batch_stride, o_row_stride, o_head_stride; /* elements; batch unused with cu_seqlens_q */
+  float* lse;                                          /* NULL: not written */
+  int64_t lse_batch_stride, lse_head_stride;
+
+  const int32_t* cu_seqlens_q; /* NULL: fixed length */
+  const int32_t* cu_seqlens_k;
+  const int32_t* seqused_q; /* NULL: the whole sequence */
+  const int32_t* seqused_k;
+  int batch, heads_q, heads_kv;
+  int seqlen_q, seqlen_k; /* fixed lengths, or the maxima with cu_seqlens */
+  int m_blocks;           /* ceil(seqlen_q / BLOCK_M) */
+  int tile_count;         /* m_blocks · heads_q · batch */
+  int reverse_m_order;    /* causal: the longest tiles (last query blocks) first */
+
+  float softmax_scale_log2; /* log2(e) · scale without softcap; log2(e) with one (scale is inside tanh) */
+  float logit_scale;        /* raw score → natural-log logit for the LSE: scale, or 1 after a softcap */
+  float softcap;            /* 0: off */
+  float softcap_input_scale; /* softmax_scale / softcap */
+  int window_left, window_right; /* -1 = unbounded; causal is (-1, 0) */
+  /* V rows past seqlen_k inside the last key block may be another sequence's rows or unused
+   * cache (cu_seqlens_k / seqused_k): they are zeroed in shared memory before P·V, since
+   * P = 0 there but 0 · NaN is NaN. Without them TMA zero-fills past the tensor's end. */
+  int zero_v_tail;
+};
+
+#endif

@@ -1,0 +1,120 @@
+/*
+ * attn_fwd_softmax.cuh — the online softmax on a consumer's S fragment, in registers and in
+ * log2 space.
+ *
+ * Each thread holds two rows (g and g + 8 of its warp's 16) × BLOCK_N/4 columns; a row's other
+ * columns live in the 3 other lanes of the quad, so row reductions are two xor-shuffles.
+ * With scale_log2 = softmax_scale · log2(e) (or log2(e) after a softcap, whose tanh already
+ * took the scale):
+ *   m_new   = max(m_old, max_j s_j)                       (raw scores)
+ *   p_j     = exp2(s_j · scale_log2 − m_new · scale_log2)  one FFMA + ex2 per element
+ *   l_new   = l_old · exp2((m_old − m_new) · scale_log2) + Σ_j p_j
+ *   O      *= the same factor, before P·V of this block is added.
+ * The running sum stays per thread (a quad's partial sums) until the end. A row whose scores
+ * are all −inf so far uses 0 for its scaled maximum, so p = exp2(−inf) = 0, never NaN; the
+ * epilogue turns l = 0 into O = 0 and LSE = −inf. LSE = m · scale + ln l, with the maximum
+ * scaled in natural units directly (going through log2 space and back would add an fp32
+ * rounding of |LSE|, which is ~50 for a softcap of 50).
+ * Softcap: s ← softcap · tanh(s · scale / softcap) first, with CUDA's tanhf (2 ulp). A fast
+ * tanh (tanh.approx, ~5e-4 relative, or 1 − 2/(ex2 + 1), a few 1e-7 absolute) is multiplied
+ * by the softcap (often 30–50) into logit errors beyond the fp32 reference's own.
+ * Check: tests/gpu/gpu_attn_fwd.c (softcap, masks with empty rows, long sequences).
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_SOFTMAX_CUH
+#define FLASHC_KERNELS_ATTN_FWD_SOFTMAX_CUH
+
+#include <math.h>
+
+#include "kernels/common/ptx.cuh"
+
+constexpr float ATTN_LOG2E = 1.4426950408889634f;
+constexpr float ATTN_LN2 = 0.6931471805599453f;
+
+static __device__ __forceinline__ float attn_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+struct attn_softmax_rows {
+  float max[2]; /* raw score maxima of the thread's two rows (−inf before any visible key) */
+  float sum[2]; /* this thread's partial sums of p */
+};
+
+static __device__ __forceinline__ float attn_quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+
+static __device__ __forceinline__ float attn_quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+static __device__ __forceinline__ void attn_softmax_init(attn_softmax_rows& rows) {
+  rows.max[0] = rows.max[1] = -INFINITY;
+  rows.sum[0] = rows.sum[1] = 0.0f;
+}
+
+template <int Count>
+static __device__ __forceinline__ void attn_softcap(float (&s)[Count], float input_scale, float cap) {
+#pragma unroll
+  for (int i = 0; i < Count; ++i) s[i] = cap * tanhf(s[i] * input_scale);
+}
+
+/* Turns the (masked) scores `s` into p in place and updates the row state; returns in
+ * `o_scale` the factor by which O accumulated so far must be multiplied. */
+template <int Count>
+static __device__ __forceinline__ void attn_softmax_step(float (&s)[Count], attn_softmax_rows& rows,
+                                                         float scale_log2, float (&o_scale)[2]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float block_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < Count / 4; ++j)
+      block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * half], s[4 * j + 2 * half + 1]));
+    block_max = attn_quad_max(block_max);
+    const float old_max = rows.max[half];
+    const float new_max = fmaxf(old_max, block_max);
+    rows.max[half] = new_max;
+    const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+    o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - max_scaled);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < Count / 4; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& value = s[4 * j + 2 * half + e];
+        value = attn_exp2(fmaf(value, scale_log2, -max_scaled));
+        sum += value;
+      }
+    }
+    rows.sum[half] = rows.sum[half] * o_scale[half] + sum;
+  }
+}
+
+/* O ← O · factor of its row. */
+template <int Count>
+static __device__ __forceinline__ void attn_rescale_rows(float (&o)[Count], const float (&factor)[2]) {
+#pragma unroll
+  for (int j = 0; j < Count / 4; ++j) {
+    o[4 * j + 0] *= factor[0];
+    o[4 * j + 1] *= factor[0];
+    o[4 * j + 2] *= factor[1];
+    o[4 * j + 3] *= factor[1];
+  }
+}
+
+/* End of the row: full sums, the normalizer 1/l (0 for a row that saw no key) and the LSE. */
+static __device__ __forceinline__ void attn_softmax_finish(attn_softmax_rows& rows, float logit_scale,
+                                                           float (&normalizer)[2], float (&lse)[2]) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float sum = attn_quad_sum(rows.sum[half]);
+    const bool empty = sum == 0.0f || rows.max[half] == -INFINITY;
+    normalizer[half] = empty ? 0.0f : 1.0f / sum;
+    lse[half] = empty ? -INFINITY : fmaf(rows.max[half], logit_scale, __log2f(sum) * ATTN_LN2);
+  }
+}
+
+#endif
