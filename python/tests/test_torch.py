@@ -118,8 +118,11 @@ def check_attention(device, dtype, q, k, v, out, lse, dout=None, grads=None, **m
     if grads is not None:
         ref_grads = torch.autograd.grad(ref, leaves64, dout.double())
         same_grads = torch.autograd.grad(same, leaves_same, dout)
+        # fp32 gradients are sums over up to max(seqlen_q, seqlen_k) terms that cancel (dS = P (dP - D));
+        # their rounding grows with the square root of that length rather than with max|dq|.
+        k_fp32 = 64 * math.sqrt(max(q.shape[1], k.shape[1]))
         for name, got, r, s in zip(("dq", "dk", "dv"), grads, ref_grads, same_grads):
-            check_close(name, got, r, s, dtype, k=4 if dtype != torch.float32 else 64)
+            check_close(name, got, r, s, dtype, k=4 if dtype != torch.float32 else k_fp32)
 
 
 # ---------------------------------------------------------------------------------------------
