@@ -14,6 +14,9 @@ import pytest
 torch = pytest.importorskip("torch")
 import flashc  # noqa: E402
 
+if not hasattr(flashc, "_torch_ops"):
+    pytest.skip("flashc was imported without its torch integration (FLASHC_NO_TORCH)", allow_module_level=True)
+
 STRICT = os.environ.get("FLASHC_GPU_STRICT") == "1"
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(),
                                                                   reason="needs torch.cuda"))]
