@@ -124,8 +124,10 @@ def check_attention(device, dtype, q, k, v, out, lse, dout=None, grads=None, **m
         # fp32 gradients are sums over up to max(seqlen_q, seqlen_k) terms that cancel (dS = P (dP - D));
         # their rounding grows with the square root of that length rather than with max|dq|.
         k_fp32 = 64 * math.sqrt(max(q.shape[1], k.shape[1]))
+        # 16-bit: the autograd reference keeps D = rowsum(dP ∘ P) in fp32 where a kernel uses the
+        # rounded O, and dk/dv sum over every query row of a GQA group; 8 output ulps cover that.
         for name, got, r, s in zip(("dq", "dk", "dv"), grads, ref_grads, same_grads):
-            check_close(name, got, r, s, dtype, k=4 if dtype != torch.float32 else k_fp32)
+            check_close(name, got, r, s, dtype, k=8 if dtype != torch.float32 else k_fp32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,6 +152,7 @@ def test_flash_attn_func_forward_and_backward(gen, device, case):
                              softcap=softcap, return_attn_probs=True)
         assert out.device == q.device and out.dtype == dtype and out.shape == (b, sq, hq, dv)
         assert lse.shape == (b, hq, sq) and lse.dtype == torch.float32
+        check_attention(device, dtype, q, k, v, out, lse, causal=causal, window=window, softcap=softcap)
         dout = randn(gen, out.shape, dtype, device)
         grads = supported(device, torch.autograd.grad, out, (q, k, v), dout)
         check_attention(device, dtype, q, k, v, out, lse, dout, grads, causal=causal, window=window,
@@ -170,14 +173,21 @@ def test_flash_attn_varlen_func(gen, device):
                          causal=True, return_attn_probs=True)
     assert out.shape == q.shape and lse.shape == (hq, q.shape[0])
     dout = randn(gen, out.shape, dtype, device)
-    grads = supported(device, torch.autograd.grad, out, (q, k, v), dout)
+    try:
+        grads = torch.autograd.grad(out, (q, k, v), dout)
+    except flashc.FlashcNotSupportedError as error:
+        grads, backward_refused = None, error
     for i in range(len(lengths_q)):
         rq, rk = slice(int(cu_q[i]), int(cu_q[i + 1])), slice(int(cu_k[i]), int(cu_k[i + 1]))
         if rq.stop == rq.start:
             continue
         sub = [x.detach()[r][None].requires_grad_() for x, r in ((q, rq), (k, rk), (v, rk))]
-        check_attention(device, dtype, *sub, out[rq][None], lse[:, rq][None], dout[rq][None],
-                        (grads[0][rq][None], grads[1][rk][None], grads[2][rk][None]), causal=True)
+        check_attention(device, dtype, *sub, out[rq][None], lse[:, rq][None], causal=True)
+        if grads is not None:
+            check_attention(device, dtype, *sub, out[rq][None], lse[:, rq][None], dout[rq][None],
+                            (grads[0][rq][None], grads[1][rk][None], grads[2][rk][None]), causal=True)
+    if grads is None:
+        supported(device, lambda: (_ for _ in ()).throw(backward_refused))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -185,6 +195,7 @@ def test_flash_attn_qkvpacked_func(gen, device):
     dtype = torch.float16
     qkv = randn(gen, (2, 97, 3, 4, 64), dtype, device, True)
     out = supported(device, flashc.flash_attn_qkvpacked_func, qkv, causal=True)
+    check_attention(device, dtype, *(x.detach() for x in qkv.unbind(2)), out, None, causal=True)
     dout = randn(gen, out.shape, dtype, device)
     (dqkv,) = supported(device, torch.autograd.grad, out, (qkv,), dout)
     assert dqkv.shape == qkv.shape
@@ -285,12 +296,12 @@ def test_torch_compile(gen, device):
         return flashc.flash_attn_func(q, k, v, causal=True).sum(dim=-1)
 
     eager = supported(device, block, x, w_qkv)
-    eager_grads = supported(device, torch.autograd.grad, eager.float().sum(), (x, w_qkv))
     torch._dynamo.reset()
     compiled = torch.compile(block, fullgraph=True)
     result = compiled(x, w_qkv)
-    grads = torch.autograd.grad(result.float().sum(), (x, w_qkv))
     torch.testing.assert_close(result, eager, rtol=0, atol=0)
+    eager_grads = supported(device, torch.autograd.grad, eager.float().sum(), (x, w_qkv))
+    grads = torch.autograd.grad(result.float().sum(), (x, w_qkv))
     for g, e in zip(grads, eager_grads):
         torch.testing.assert_close(g, e, rtol=1e-2, atol=1e-2)
 
