@@ -5,13 +5,19 @@
 # logs under $OUT, a short table last. Ratios against cuDNN come from bench/bench_attn.py
 # (same process as torch SDPA); this script gives flashc's own TFLOP/s.
 #
-#   bash bench/attn_device.sh [BUILD_DIR] [--sanitize] [--no-test] [--quick-bench]
+#   bash bench/attn_device.sh [BUILD_DIR] [--sanitize] [--no-test] [--quick-bench] [--py ARGS]
+# --py: instead of `flashc attn --bench`, bench/bench_attn.py (flashc vs SDPA cuDNN and flash in
+# one process, forward) with ARGS (one word, commas for spaces, e.g. --py --quick,--dtype,fp16).
 set -u
 BUILD=${1:-build-dev}
 shift || true
-SANITIZE=0 TEST=1 QUICK=0
-for arg in "$@"; do
-  case $arg in --sanitize) SANITIZE=1 ;; --no-test) TEST=0 ;; --quick-bench) QUICK=1 ;; esac
+SANITIZE=0 TEST=1 QUICK=0 PY=0 PY_ARGS=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --sanitize) SANITIZE=1 ;; --no-test) TEST=0 ;; --quick-bench) QUICK=1 ;;
+    --py) PY=1; PY_ARGS=$(echo "${2:-}" | tr ',' ' '); shift ;;
+  esac
+  shift
 done
 OUT=${OUT:-/tmp/flashc-out}
 mkdir -p "$OUT"
@@ -19,7 +25,7 @@ start=$(date +%s)
 if [ ! -x "$BUILD/tools/flashc" ] || [ ! -x "$BUILD/tests/gpu/gpu_attn_fwd" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFLASHC_PORTABLE_GEMM=OFF -DFLASHC_BUILD_BENCH=OFF > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 fi
-cmake --build "$BUILD" -j16 --target flashc_tool gpu_attn_fwd > "$OUT/build.log" 2>&1 || { grep -B2 -A8 error "$OUT/build.log" | head -60; exit 1; }
+cmake --build "$BUILD" -j16 --target flashc flashc_tool gpu_attn_fwd > "$OUT/build.log" 2>&1 || { grep -B2 -A8 error "$OUT/build.log" | head -60; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 
 if [ $TEST = 1 ]; then
@@ -32,6 +38,13 @@ if [ $SANITIZE = 1 ]; then
   echo "sanitize rc=$?"; tail -6 "$OUT/sanitize.log"
 fi
 
+if [ $PY = 1 ]; then
+  FLASHC_LIBRARY="$PWD/$BUILD/libflashc.so" PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1 timeout 420 \
+    python3 bench/bench_attn.py --direction fwd --json "$OUT/bench_attn.json" $PY_ARGS > "$OUT/bench_attn_py.log" 2>&1
+  echo "bench_attn.py rc=$?"; grep -v "^\[" "$OUT/bench_attn_py.log" | tail -45
+  echo "total: $(( $(date +%s) - start )) s"
+  exit 0
+fi
 BENCH="$OUT/bench_attn_c.txt"
 : > "$BENCH"
 seqlens="512 1024 2048 4096 8192 16384"

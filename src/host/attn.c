@@ -64,7 +64,9 @@ static flashc_status fwd_workspace_bytes(const struct flashc_handle* handle, con
     return FLASHC_STATUS_SUCCESS;
   }
   FC_TRY(cuda_fwd_check(handle, problem));
-  *bytes = 0; /* the Hopper forward needs no scratch memory */
+#ifdef FLASHC_WITH_CUDA
+  *bytes = fc_attn_fwd_hopper_workspace_size(problem, &handle->cuda);
+#endif
   return FLASHC_STATUS_SUCCESS;
 }
 
@@ -87,7 +89,7 @@ flashc_status flashc_attn_fwd(flashc_handle_t handle, const flashc_attn_fwd_para
   void* resolved = NULL;
   FC_TRY(fc_handle_workspace(handle, required, workspace, workspace_bytes, stream, &resolved));
 #ifdef FLASHC_WITH_CUDA
-  if (handle->backend == FLASHC_BACKEND_CUDA) return fc_attn_fwd_hopper_run(&problem, &handle->cuda, stream);
+  if (handle->backend == FLASHC_BACKEND_CUDA) return fc_attn_fwd_hopper_run(&problem, &handle->cuda, resolved, stream);
 #endif
   return fc_cpu_attn_fwd(&problem, resolved, required);
 }

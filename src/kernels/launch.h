@@ -65,10 +65,13 @@ flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda
  * dtype the GPU takes): correct, not fast. Used when neither path above can run. */
 flashc_status fc_gemm_fallback_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
 
-/* Attention forward, Hopper TMA + WGMMA (src/kernels/attn/, sm_90a). Needs no workspace. */
+/* Attention forward, Hopper TMA + WGMMA (src/kernels/attn/, sm_90a). The workspace holds the
+ * dynamic tile scheduler's counter (0 bytes when the problem needs none). */
 flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* problem, const fc_cuda_context* context,
                                        fc_reason* why_not);
-flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* stream);
+size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context);
+flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
+                                     void* stream);
 
 #endif /* FLASHC_WITH_CUDA */
 

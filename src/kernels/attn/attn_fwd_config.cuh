@@ -41,19 +41,25 @@ constexpr int ATTN_FWD_CONSUMER_THREADS = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FW
 constexpr int ATTN_FWD_THREADS = ATTN_FWD_WARPGROUP_THREADS + ATTN_FWD_CONSUMER_THREADS;
 constexpr int ATTN_FWD_ROWS_PER_CONSUMER = 64; /* one wgmma m64 */
 constexpr int ATTN_FWD_BLOCK_M = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FWD_ROWS_PER_CONSUMER;
-/* setmaxnreg: the producer needs few registers, consumers hold O, S and P. 128·24 + 256·240 ≤ 65536. */
+/* setmaxnreg: the producer needs few registers, consumers hold O, S and P. The CTA owns what
+ * it was launched with, 384 threads × 168 (65536 / 384 rounded down to a multiple of 8); a
+ * setmaxnreg.inc beyond that pool never returns (a hang, not an error), so the split must fit
+ * it exactly: 128·24 + 256·240 = 64512. */
+constexpr int ATTN_FWD_LAUNCH_REGISTERS = (65536 / ATTN_FWD_THREADS) / 8 * 8;
 constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24;
 constexpr int ATTN_FWD_CONSUMER_REGISTERS = 240;
 static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS +
                       ATTN_FWD_CONSUMER_THREADS * ATTN_FWD_CONSUMER_REGISTERS <=
-                  65536,
-              "register budget");
+                  ATTN_FWD_THREADS * ATTN_FWD_LAUNCH_REGISTERS,
+              "register budget: the setmaxnreg split must fit the registers the CTA was launched with");
 
 /* Named barriers (0 is __syncthreads). */
 enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
-  ATTN_FWD_BARRIER_V_TAIL = 3      /* both consumers: the zeroed tail rows of a V block are written */
+  ATTN_FWD_BARRIER_V_TAIL = 3,     /* both consumers: the zeroed tail rows of a V block are written */
+  ATTN_FWD_BARRIER_TURN_0 = 4      /* + consumer index: that consumer's turn to issue wgmmas (ping-pong) */
 };
+
 
 /* Keys per block for a head dimension (the table above). */
 static __host__ __device__ constexpr int attn_fwd_block_n(int head_dim, int head_dim_v) {
@@ -74,6 +80,12 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
   static constexpr int BLOCK_N = attn_fwd_block_n(HeadDim, HeadDimV);
   static constexpr int STAGES = 2;
+  /* Ping-pong of the two consumer warpgroups (attn_fwd_mainloop.cuh). Measured on the H200
+   * (2026-11-29, bf16, 16k tokens, flashc attn --bench) with the intra-warpgroup overlap on:
+   * d64 444 → 390 TFLOP/s, d128 624 → 615, so it is off; for d = 256 it also pushes the
+   * consumers (O alone is 128 registers) into spills. Kept as a switch for the next tuning
+   * round (e.g. ping-pong without the intra-warpgroup overlap, or with 3 consumers for d64). */
+  static constexpr bool PINGPONG = false;
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
    * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */

@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
   sm.k_empty = sm.k_full + T::STAGES;
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) <= ATTN_FWD_SMEM_BARRIER_BYTES, "barrier space");
+  sm.tile = reinterpret_cast<int*>(sm.v_empty + T::STAGES);
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + sizeof(int) <= ATTN_FWD_SMEM_BARRIER_BYTES, "barrier space");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);
@@ -58,6 +59,7 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
       mbarrier_init(&sm.v_full[stage], 1);
       mbarrier_init(&sm.v_empty[stage], ATTN_FWD_SLOT_RELEASES);
     }
+
     fence_mbarrier_init();
   }
   __syncthreads();
@@ -73,16 +75,21 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
     attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u};
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
-    for (int linear = blockIdx.x; linear < params.tile_count; linear += gridDim.x) {
+    if (consumer == 1) attn_fwd_pass_turn<T::PINGPONG>(consumer); /* consumer 0 issues first */
+    for (;;) {
+      mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and its index in sm.tile */
+      state.q_phase ^= 1u;
+      const int linear = *static_cast<volatile int*>(sm.tile);
+      if (linear >= params.tile_count) break;
       const attn_fwd_tile_coord tile = attn_fwd_tile_at(params, linear);
       const attn_fwd_sequence seq = attn_fwd_sequence_of(params, tile.batch);
       const int m0 = tile.m_block * T::BLOCK_M;
-      if (m0 >= seq.seqlen_q) continue; /* a varlen sequence shorter than the longest */
       int first, end;
       attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(params, seq, m0, &first, &end);
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }
+    if (consumer == 0) attn_fwd_wait_turn<T::PINGPONG>(consumer); /* the turn consumer 1 handed over last */
   }
 }
 

@@ -7,6 +7,8 @@
  * layout the API accepts (packed, padded, heads-major, packed QKV) is loaded without copies;
  * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
  * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
+ * Causal, local and varlen problems use the dynamic tile scheduler: its counter is the
+ * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
  * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
  * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
  * ATTN_FWD_HEAD_DIMS, paged KV and num_splits > 1 (the split-KV decoding issue).
@@ -98,7 +100,21 @@ flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, 
   return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
 }
 
+/* Tiles of unequal cost (masks that cut tiles short, varlen) take the dynamic scheduler
+ * (attn_fwd_scheduler.cuh), whose tile counter lives in the workspace. */
+bool uses_dynamic_scheduler(const fc_attn_problem* p) {
+  return p->window_left >= 0 || p->window_right >= 0 || p->cu_seqlens_q || p->cu_seqlens_k || p->seqused_q ||
+         p->seqused_k;
+}
+
+constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-friendly size */
+
 }  // namespace
+
+extern "C" size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context) {
+  (void)context;
+  return uses_dynamic_scheduler(problem) ? TILE_COUNTER_BYTES : 0;
+}
 
 extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, const fc_cuda_context* context,
                                                   fc_reason* why_not) {
@@ -149,7 +165,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, cons
 }
 
 extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const fc_cuda_context* context,
-                                                void* stream) {
+                                                void* workspace, void* stream) {
   fc_reason why_not = {{0}};
   flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
@@ -207,6 +223,15 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.zero_v_tail = varlen_k || p->seqused_k != NULL;
 
   if (params.tile_count == 0) return FLASHC_STATUS_SUCCESS;
+  if (uses_dynamic_scheduler(p)) {
+    if (!workspace)
+      return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "attention forward: no workspace for the tile counter");
+    params.tile_counter = static_cast<int*>(workspace);
+    const cudaError_t error = cudaMemsetAsync(workspace, 0, sizeof(int), static_cast<cudaStream_t>(stream));
+    if (error != cudaSuccess)
+      return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward: clearing the tile counter failed: %s",
+                     cudaGetErrorString(error));
+  }
   const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
   const cudaError_t error =
       launcher_for(p->dtype, p->head_dim, p->head_dim_v)(params, grid, static_cast<cudaStream_t>(stream));

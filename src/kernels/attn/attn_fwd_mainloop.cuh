@@ -35,6 +35,7 @@
 
 /* Pointers into the CTA's shared memory. */
 struct attn_fwd_smem {
+  int* tile;  /* the index of the tile whose Q q_full announces (attn_fwd_scheduler.cuh) */
   uint8_t* q;
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
   uint8_t* v; /* STAGES × V_STAGE_BYTES */
@@ -91,11 +92,17 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   attn_ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
   const int heads_per_kv = p.heads_q / p.heads_kv;
-  for (int linear = blockIdx.x; linear < p.tile_count; linear += gridDim.x) {
+  for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
+    if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the tile word */
+      mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
+      *sm.tile = linear;
+      mbarrier_arrive(sm.q_full);
+      break;
+    }
     const attn_fwd_tile_coord tile = attn_fwd_tile_at(p, linear);
     const attn_fwd_sequence seq = attn_fwd_sequence_of(p, tile.batch);
     const int m0 = tile.m_block * T::BLOCK_M;
-    if (m0 >= seq.seqlen_q) continue; /* the consumers skip it too */
+    if (m0 >= seq.seqlen_q) continue; /* a varlen sequence shorter than the longest: no tile */
     int first, end;
     attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
     const int kv_head = tile.head / heads_per_kv;
@@ -109,6 +116,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     };
     if (end > first) load_k(end - 1);
     mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
+    *sm.tile = linear;
     mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES);
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
@@ -176,6 +184,21 @@ static __device__ __forceinline__ void attn_fwd_pack_p(uint32_t (&p)[T::PV_STEPS
     }
 }
 
+/* Ping-pong between the consumer warpgroups: each issues its wgmmas only in its turn and then
+ * hands the turn over, so the tensor core alternates between them and one warpgroup's softmax
+ * runs while the other's GEMMs execute (FlashAttention-3 §3.1). Consumer 1 grants consumer 0
+ * the first turn at start; consumer 0 takes the one arrival left over at the end. */
+template <bool Enabled>
+static __device__ __forceinline__ void attn_fwd_wait_turn(int consumer) {
+  if constexpr (Enabled) named_barrier_sync(ATTN_FWD_BARRIER_TURN_0 + consumer, ATTN_FWD_CONSUMER_THREADS);
+}
+
+template <bool Enabled>
+static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
+  if constexpr (Enabled)
+    named_barrier_arrive(ATTN_FWD_BARRIER_TURN_0 + (1 - consumer), ATTN_FWD_CONSUMER_THREADS);
+}
+
 static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
@@ -212,9 +235,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 #pragma unroll
   for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   attn_softmax_init(rows);
-  mbarrier_wait_parity(sm.q_full, state.q_phase);
-  state.q_phase ^= 1u;
-  if (end <= first) return;
+  if (end <= first) return; /* (the caller waited for Q) */
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* sequence row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
@@ -239,10 +260,12 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   {
     const int stage = state.k_position.stage;
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence_operand(s);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, q_address, k_base + stage * T::K_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[stage]);
@@ -256,6 +279,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && n + 1 == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence_operand(s);
     wgmma_fence_operand(o);
 #pragma unroll
@@ -265,6 +289,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_commit_group();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[k_stage]);
@@ -283,10 +308,12 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     const int v_stage = state.v_position.stage;
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence_operand(o);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);

@@ -31,6 +31,7 @@ struct attn_fwd_params {
   int m_blocks;           /* ceil(seqlen_q / BLOCK_M) */
   int tile_count;         /* m_blocks · heads_q · batch */
   int reverse_m_order;    /* causal: the longest tiles (last query blocks) first */
+  int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
 
   float softmax_scale_log2; /* log2(e) · scale without softcap; log2(e) with one (scale is inside tanh) */
   float logit_scale;        /* raw score → natural-log logit for the LSE: scale, or 1 after a softcap */
