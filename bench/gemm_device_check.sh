@@ -2,7 +2,8 @@
 # gemm_device_check.sh — one device call for the GEMM (issue 3), made to fit a few minutes of
 # device time: a targeted build on the device (static binaries are too big to carry), the GPU
 # tests in parallel (each checks against a CPU reference and times nothing, so sharing the
-# GPU is harmless), then the benchmark alone on the GPU; logs under $OUT, a summary last.
+# GPU is harmless), then the benchmark alone on the GPU; logs packed into $OUT/logs.tar.gz
+# (the device tool returns only a few files), a summary last with each test's seed.
 #   bash bench/gemm_device_check.sh            (repo root, device machine)
 # Environment: BUILD (default build-dev), JOBS (16), GEMM_SEED (the seed replayed with the
 # 128×256 tile forced, default 585389383772), FRESH_CASES (random cases of the fresh run, 240),
@@ -10,8 +11,10 @@
 # GEMM and its test).
 set -u
 OUT=${OUT:-/tmp/gemm-check}
+FINAL_OUT=$OUT
+OUT=/tmp/gemm-check-logs   # every log; packed into $FINAL_OUT/logs.tar.gz at the end
 BUILD=${BUILD:-build-dev}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$FINAL_OUT"
 start=$(date +%s)
 elapsed() { echo $(( $(date +%s) - start )); }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader > "$OUT/gpu.txt" 2>&1
@@ -55,6 +58,7 @@ echo "== tests =="
 for log in gpu_ptx_tma gpu_gemm_seed gpu_gemm_fresh gpu_gemm_portable; do
   [ -f "$OUT/$log.log" ] || continue
   printf '%-18s %s | %s\n' "$log" "$(grep -E 'cases' "$OUT/$log.log" | tail -1)" "$(tail -1 "$OUT/$log.log")"
+  grep -E "^seed" "$OUT/$log.log" | head -1
   grep -E "FAIL" "$OUT/$log.log" | head -4 | cut -c1-250
 done
 echo "== cuBLASLt FP8 =="
@@ -65,3 +69,5 @@ echo "== bf16 M <= 1024, forced widths 256 / 128 / 64 (ratio columns) =="
 paste <(awk '/^(llm|square)/ {print $3, $4, $5, $8}' "$OUT/bench_n256.txt") \
       <(awk '/^(llm|square)/ {print $8}' "$OUT/bench_n128.txt") \
       <(awk '/^(llm|square)/ {print $8}' "$OUT/bench_n64.txt")
+tar czf "$FINAL_OUT/logs.tar.gz" -C "$OUT" .
+cp "$OUT/bench.json" "$FINAL_OUT/" 2>/dev/null

@@ -42,11 +42,14 @@ struct tile_dims {
 
 /* The tile width for a problem. e4m3: its one tile (128 × 128). 16-bit: the width with the
  * least predicted time, where a tile's time is proportional to its width divided by the
- * relative rate of that width (narrower tiles read more shared memory per FLOP: 128 × 128
- * runs at about 0.85 of the 128 × 256 rate, 128 × 64 at about 0.6 — estimates, see
- * docs/PERF.md), and the persistent grid takes ceil(tiles / SMs) rounds of tiles. A problem
- * that fills the SMs with 128 × 256 tiles keeps them; 512 × 4096 (64 wide tiles for 132 SMs)
- * takes 128 × 128, 1024 × 1024 takes 128 × 64. Ties go to the wider tile. */
+ * relative rate of that width (narrower tiles read more shared memory per FLOP), and the
+ * persistent grid takes ceil(tiles / SMs) rounds of tiles. Rates measured on the H200 with
+ * forced widths (bench_gemm --tile-n, docs/PERF.md): 128 × 128 runs at 0.94 of the 128 × 256
+ * rate on long-K shapes, 128 × 64 at 0.56–0.72; the table keeps a little margin (0.9, 0.6) so
+ * near-ties stay on the wider tile. Ties go to the wider tile. On the H200 sweep this picks
+ * 128 × 64 for 1024³, 128 × 128 for 512 × 4096 × K (64 wide tiles for 132 SMs) and for
+ * 512 × 28672 and 1024 × 14336 (3.4 rounds of wide tiles → 6.8 rounds of narrow ones), and
+ * keeps 128 × 256 for every shape with M ≥ 2048. */
 tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
   if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
     using T = gemm_hopper_tile<GEMM_INPUT_E4M3, gemm_hopper_default_block_n<GEMM_INPUT_E4M3>()>;
@@ -59,7 +62,7 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
     int block_n;
     double relative_rate;
   };
-  static const width widths[] = {{256, 1.0}, {128, 0.85}, {64, 0.6}};
+  static const width widths[] = {{256, 1.0}, {128, 0.9}, {64, 0.6}};
   const int64_t tiles_m = (p->m + T::BLOCK_M - 1) / T::BLOCK_M;
   const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
   int best_n = 256;
@@ -107,9 +110,10 @@ bool pairs_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t ele
 }
 
 /* D through shared memory + TMA store: 16-byte aligned base, ldd and stride_d, and rows of
- * whole 16-byte granules. The last condition: gpu_gemm (seed 585389383772) saw the TMA store
- * write the out-of-bounds columns of a row's last, partial 16-byte granule (n = 13 and 77 in
- * bf16: exactly 3 padding elements per row clobbered), so such rows use direct stores. */
+ * whole 16-byte granules. The last condition: a TMA store writes a row's last, partial 16-byte
+ * granule whole, out-of-bounds bytes included (measured on the H200: tests/ptx/gpu_ptx_tma.cu,
+ * "rows ending inside a 16-byte granule"; gpu_gemm seed 585389383772 saw the padding of D
+ * clobbered that way), so such rows use direct stores. */
 bool d_tma_ok(const fc_gemm_problem* p, int64_t element_bytes) {
   return aligned(p->d, TMA_ALIGNMENT_BYTES) && (p->n * element_bytes) % TMA_ALIGNMENT_BYTES == 0 &&
          (p->ldd * element_bytes) % TMA_ALIGNMENT_BYTES == 0 &&
