@@ -25,7 +25,6 @@ import datetime
 import json
 import math
 import os
-import statistics
 import sys
 import time
 
@@ -36,6 +35,7 @@ import torch  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 import flashc  # noqa: E402
+from bench_timing import time_cuda  # noqa: E402
 
 TOKENS = 16384
 HIDDEN = 2048
@@ -51,28 +51,6 @@ def flops(batch, heads, seqlen, d, causal, direction):
     return forward * (2.5 if direction == "bwd" else 1.0)
 
 
-def time_cuda(function, warmup, runs):
-    """Median milliseconds per call. Each of `runs` samples times `inner` back-to-back calls between
-    two CUDA events, with `inner` chosen so a sample lasts about a millisecond: the host queues
-    ahead of the GPU and the Python call overhead (tens of microseconds) does not pad small cases."""
-    for _ in range(warmup):
-        function()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    function()
-    end.record()
-    end.synchronize()
-    inner = max(1, min(50, int(1.0 / max(start.elapsed_time(end), 1e-3))))
-    times = []
-    for _ in range(runs):
-        start.record()
-        for _ in range(inner):
-            function()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / inner)
-    return statistics.median(times)
 
 
 def short_reason(error):

@@ -19,7 +19,6 @@ import datetime
 import json
 import math
 import os
-import statistics
 import sys
 import time
 
@@ -29,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import torch  # noqa: E402
 
 import flashc  # noqa: E402
+from bench_timing import time_cuda  # noqa: E402
 
 SQUARES = [1024, 2048, 4096, 8192, 16384]
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384]
@@ -47,26 +47,7 @@ def shapes(quick, dtype_name):
             [(m, n, k, f"llm N{n} K{k}") for (n, k) in nk for m in tokens])
 
 
-def timed(function, warmup, runs):
-    """Median ms per call (see bench_attn.time_cuda)."""
-    for _ in range(warmup):
-        function()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    function()
-    end.record()
-    end.synchronize()
-    inner = max(1, min(50, int(1.0 / max(start.elapsed_time(end), 1e-3))))
-    times = []
-    for _ in range(runs):
-        start.record()
-        for _ in range(inner):
-            function()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / inner)
-    return statistics.median(times)
+timed = time_cuda  # bench_timing.py
 
 
 def rotating(calls):

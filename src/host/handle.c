@@ -38,10 +38,13 @@ static void fc_describe_kernels(struct flashc_handle* handle) {
   const int has_tma = handle->cuda.tensor_map_encoder.encode_tiled != NULL;
   const int is_ampere_or_newer = handle->info.cc_major >= 8;
   snprintf(handle->kernels, sizeof handle->kernels,
-           "gemm: %s%sfallback (CUDA cores, any problem); "
-           "attn_fwd, attn_bwd, attn_combine: no CUDA kernel yet (FLASHC_STATUS_NOT_SUPPORTED)",
+           "gemm: %s%sfallback (CUDA cores, any problem); attn_fwd: %s; "
+           "attn_bwd, attn_combine: no CUDA kernel yet (FLASHC_STATUS_NOT_SUPPORTED)",
            is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16/e4m3), " : "",
-           is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "");
+           is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "",
+           is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16; d 64/96/128/192/256, 192x128; masks, softcap, GQA, "
+                                  "varlen; no paged KV, splits or e4m3 yet)"
+                                : "no CUDA kernel for this device (FLASHC_STATUS_NOT_SUPPORTED_ARCH)");
 }
 
 flashc_status flashc_create(flashc_handle_t* handle_out, int device) {

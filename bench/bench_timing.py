@@ -1,0 +1,37 @@
+"""bench_timing.py — how the Python benchmarks time a CUDA call (bench_attn.py, bench_gemm.py)."""
+import statistics
+
+import torch
+
+# Host time a call may take without the GPU waiting for it, per queued call (generous: the
+# Python wrappers of flashc and SDPA take tens to ~150 microseconds per call).
+HOST_HEADSTART_US_PER_CALL = 250
+GPU_CYCLES_PER_US = 2000  # torch.cuda._sleep spins in clock cycles; the H200 runs at ~1.98 GHz
+
+
+def time_cuda(function, warmup, runs):
+    """Median milliseconds per call. Each of `runs` samples times `inner` back-to-back calls between
+    two CUDA events, with `inner` chosen so a sample lasts about a millisecond. Before each sample
+    the GPU spins (torch.cuda._sleep) long enough for the host to queue the start event and all
+    `inner` calls behind it, so a sample measures the kernels back to back and not the host's call
+    overhead — without it a single 1.7 ms call measured 10% slower than `flashc attn --bench` in C
+    (H200, 2026-11-29), the Python overhead landing between the two events."""
+    for _ in range(warmup):
+        function()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    function()
+    end.record()
+    end.synchronize()
+    inner = max(1, min(50, int(1.0 / max(start.elapsed_time(end), 1e-3))))
+    times = []
+    for _ in range(runs):
+        torch.cuda._sleep(int(HOST_HEADSTART_US_PER_CALL * GPU_CYCLES_PER_US * (inner + 1)))
+        start.record()
+        for _ in range(inner):
+            function()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / inner)
+    return statistics.median(times)
