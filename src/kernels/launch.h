@@ -23,7 +23,8 @@ extern "C" {
  * device: one bit per kernel instantiation. Owned (and zeroed) by the handle; a launcher sets
  * a kernel's bit with an atomic OR after its cudaFuncSetAttribute succeeded, so later launches
  * skip the call and concurrent first calls on one handle at worst both set the attribute.
- * Bit ranges: 0–63 Hopper GEMM, 64–127 portable GEMM, 128–255 free (attention). */
+ * Bit ranges: 0–63 Hopper GEMM, 64–127 portable GEMM, 128–191 attention forward, 192–255 free
+ * (src/kernels/common/kernel_attributes.cuh). */
 #define FC_KERNEL_ATTRIBUTE_WORDS 4
 typedef struct fc_kernel_attribute_cache {
   unsigned long long set[FC_KERNEL_ATTRIBUTE_WORDS];

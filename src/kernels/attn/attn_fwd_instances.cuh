@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/launch.h"
 
 /* X(head_dim, head_dim_v) — keep in sync with gen_attn_fwd_inst.py's HEAD_DIMS. */
 #define ATTN_FWD_HEAD_DIMS(X) \
@@ -21,12 +22,27 @@
   X(192, 192)                 \
   X(256, 256)
 
-template <int Input, int HeadDim, int HeadDimV>
-cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream);
+/* Position of (d, d_v) in the list: with the dtype it names the instance in the handle's
+ * kernel-attribute cache (kernels/common/kernel_attributes.cuh). */
+static __host__ __device__ constexpr int attn_fwd_instance_index(int head_dim, int head_dim_v) {
+  int index = 0;
+#define ATTN_FWD_INDEX(d, dv)                    \
+  if (head_dim == d && head_dim_v == dv) return index; \
+  ++index;
+  ATTN_FWD_HEAD_DIMS(ATTN_FWD_INDEX)
+#undef ATTN_FWD_INDEX
+  return -1;
+}
 
-#define ATTN_FWD_EXTERN(d, dv)                                                                         \
-  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv>(const attn_fwd_params&, int, cudaStream_t); \
-  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv>(const attn_fwd_params&, int, cudaStream_t);
+template <int Input, int HeadDim, int HeadDimV>
+cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
+                                   const fc_cuda_context* context);
+
+#define ATTN_FWD_EXTERN(d, dv)                                                                              \
+  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv>(const attn_fwd_params&, int, cudaStream_t, \
+                                                               const fc_cuda_context*);                   \
+  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv>(const attn_fwd_params&, int, cudaStream_t, \
+                                                               const fc_cuda_context*);
 ATTN_FWD_HEAD_DIMS(ATTN_FWD_EXTERN)
 #undef ATTN_FWD_EXTERN
 

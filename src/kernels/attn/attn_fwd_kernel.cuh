@@ -26,6 +26,7 @@
 #include "kernels/attn/attn_fwd_mainloop.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/common/kernel_attributes.cuh"
 #include "kernels/common/ptx.cuh"
 
 template <int Input, int HeadDim, int HeadDimV>
@@ -93,11 +94,16 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
   }
 }
 
+/* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
 template <int Input, int HeadDim, int HeadDimV>
-cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream) {
+cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
+                                   const fc_cuda_context* context) {
   auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV>;
   constexpr int smem_bytes = static_cast<int>(attn_fwd_tile<HeadDim, HeadDimV>::SMEM_BYTES);
-  cudaError_t error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * attn_fwd_instance_index(HeadDim, HeadDimV) + Input;
+  static_assert(attn_fwd_instance_index(HeadDim, HeadDimV) >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
+                "attention kernel ids");
+  cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
   kernel<<<grid, ATTN_FWD_THREADS, smem_bytes, stream>>>(params);
   return cudaGetLastError();

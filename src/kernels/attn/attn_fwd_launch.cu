@@ -31,7 +31,7 @@
 
 namespace {
 
-typedef cudaError_t (*attn_fwd_launcher)(const attn_fwd_params&, int, cudaStream_t);
+typedef cudaError_t (*attn_fwd_launcher)(const attn_fwd_params&, int, cudaStream_t, const fc_cuda_context*);
 
 /* The instance for (dtype, d, d_v), or NULL when that pair is not built. */
 attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v) {
@@ -234,7 +234,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
   const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
   const cudaError_t error =
-      launcher_for(p->dtype, p->head_dim, p->head_dim_v)(params, grid, static_cast<cudaStream_t>(stream));
+      launcher_for(p->dtype, p->head_dim, p->head_dim_v)(params, grid, static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
   return FLASHC_STATUS_SUCCESS;

@@ -20,7 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/ptx.cuh"
-#include "kernels/gemm/gemm_attributes.cuh"
+#include "kernels/common/kernel_attributes.cuh"
 #include "kernels/gemm/gemm_hopper_config.cuh"
 #include "kernels/gemm/gemm_hopper_epilogue.cuh"
 #include "kernels/gemm/gemm_hopper_mainloop.cuh"
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
 
 /* Host side of one (input kind, tile width) (gemm_hopper_{f16,bf16}[_n128|_n64].cu,
  * gemm_hopper_e4m3.cu): picks the layout instantiation, sets its shared-memory attribute once
- * per handle (gemm_attributes.cuh) and launches. */
+ * per handle (kernels/common/kernel_attributes.cuh) and launches. */
 #define GEMM_HOPPER_LAUNCH_ARGS                                                                     \
   const gemm_hopper_params& params, const fc_cuda_context* context, int a_mn_major, int b_mn_major, \
       int grid, cudaStream_t stream
@@ -118,9 +118,9 @@ static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, cons
   auto kernel = gemm_hopper_kernel<Input, BlockN, AMnMajor, BMnMajor>;
   constexpr int SMEM_BYTES = static_cast<int>(gemm_hopper_tile<Input, BlockN>::SMEM_BYTES);
   constexpr int KERNEL_ID =
-      GEMM_ATTRIBUTE_ID_HOPPER_FIRST + Input * 16 + gemm_hopper_block_n_index(BlockN) * 4 + AMnMajor * 2 + BMnMajor;
-  static_assert(KERNEL_ID < GEMM_ATTRIBUTE_ID_PORTABLE_FIRST, "Hopper kernel ids");
-  cudaError_t error = gemm_set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
+      KERNEL_ATTRIBUTE_ID_GEMM_HOPPER_FIRST + Input * 16 + gemm_hopper_block_n_index(BlockN) * 4 + AMnMajor * 2 + BMnMajor;
+  static_assert(KERNEL_ID < KERNEL_ATTRIBUTE_ID_GEMM_PORTABLE_FIRST, "Hopper kernel ids");
+  cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
   if (error != cudaSuccess) return error;
   kernel<<<grid, GEMM_HOPPER_THREADS, SMEM_BYTES, stream>>>(params);
   return cudaGetLastError();

@@ -121,7 +121,7 @@ struct gemm_portable_args {
 
 /* One launcher per (input dtype, tile) translation unit; each covers the four operand
  * orientations (K-major = A row-major / B column-major) and sets a kernel's shared-memory
- * attribute once per handle (`context`, gemm_attributes.cuh). Defined in gemm_portable_*_sm80.cu. */
+ * attribute once per handle (`context`, kernels/common/kernel_attributes.cuh). Defined in gemm_portable_*_sm80.cu. */
 cudaError_t gemm_portable_launch_bf16_128x256(const fc_cuda_context* context, bool a_k_major, bool b_k_major,
                                               const gemm_portable_args& args, cudaStream_t stream);
 cudaError_t gemm_portable_launch_bf16_128x128(const fc_cuda_context* context, bool a_k_major, bool b_k_major,

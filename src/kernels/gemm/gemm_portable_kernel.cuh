@@ -15,7 +15,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/gemm/gemm_attributes.cuh"
+#include "kernels/common/kernel_attributes.cuh"
 #include "kernels/gemm/gemm_portable_config.cuh"
 #include "kernels/gemm/gemm_portable_epilogue.cuh"
 #include "kernels/gemm/gemm_portable_mainloop.cuh"
@@ -74,10 +74,10 @@ static cudaError_t gemm_portable_launch_variant(const fc_cuda_context* context, 
                                                 cudaStream_t stream) {
   auto kernel = gemm_portable_kernel<Tile, IsBf16, AKMajor, BKMajor>;
   constexpr int TILE_INDEX = Tile::BLOCK_N == 256 ? GEMM_PORTABLE_TILE_128x256 : GEMM_PORTABLE_TILE_128x128;
-  constexpr int KERNEL_ID = GEMM_ATTRIBUTE_ID_PORTABLE_FIRST + TILE_INDEX * 8 + (IsBf16 ? 4 : 0) +
+  constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_GEMM_PORTABLE_FIRST + TILE_INDEX * 8 + (IsBf16 ? 4 : 0) +
                             (AKMajor ? 2 : 0) + (BKMajor ? 1 : 0);
-  static_assert(KERNEL_ID < GEMM_ATTRIBUTE_ID_END, "portable kernel ids");
-  cudaError_t error = gemm_set_shared_memory_once(context, KERNEL_ID, kernel, Tile::SHARED_BYTES);
+  static_assert(KERNEL_ID < KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST, "portable kernel ids");
+  cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, Tile::SHARED_BYTES);
   if (error != cudaSuccess) return error;
   const dim3 grid(static_cast<unsigned>(args.tiles_m * args.tiles_n), static_cast<unsigned>(args.batch_count));
   kernel<<<grid, Tile::THREADS, Tile::SHARED_BYTES, stream>>>(args);

@@ -5,4 +5,5 @@
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_BF16, 96, 96>(const attn_fwd_params&, int, cudaStream_t);
+template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_BF16, 96, 96>(const attn_fwd_params&, int, cudaStream_t,
+                                                               const fc_cuda_context*);

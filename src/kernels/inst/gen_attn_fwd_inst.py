@@ -15,7 +15,8 @@ TEMPLATE = """/*
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}>(const attn_fwd_params&, int, cudaStream_t);
+template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}>(const attn_fwd_params&, int, cudaStream_t,
+                                                               const fc_cuda_context*);
 """
 
 
