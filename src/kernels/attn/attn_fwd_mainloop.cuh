@@ -32,6 +32,7 @@
 #include "kernels/attn/attn_fwd_scheduler.cuh"
 #include "kernels/attn/attn_fwd_softmax.cuh"
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/ring.cuh"
 
 /* Pointers into the CTA's shared memory. */
 struct attn_fwd_smem {
@@ -52,19 +53,6 @@ constexpr uint32_t ATTN_FWD_SLOT_RELEASES = ATTN_FWD_CONSUMER_THREADS / 32;
 /* Arrivals that free Q: every consumer thread, after its last read of the O staging. */
 constexpr uint32_t ATTN_FWD_Q_RELEASES = ATTN_FWD_CONSUMER_THREADS;
 
-struct attn_ring_position {
-  int stage;
-  uint32_t phase;
-};
-
-template <int Stages>
-static __device__ __forceinline__ void attn_ring_advance(attn_ring_position& position) {
-  if (++position.stage == Stages) {
-    position.stage = 0;
-    position.phase ^= 1u;
-  }
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* Producer                                                                             */
 /* ------------------------------------------------------------------------------------ */
@@ -72,7 +60,7 @@ static __device__ __forceinline__ void attn_ring_advance(attn_ring_position& pos
 /* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring. */
 template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int Stages>
 static __device__ __forceinline__ void attn_fwd_load_kv(const CUtensorMap* map, uint8_t* ring, uint64_t* full,
-                                                        uint64_t* empty, attn_ring_position& position, int row,
+                                                        uint64_t* empty, ring_position& position, int row,
                                                         int head, int batch) {
   mbarrier_wait_parity(&empty[position.stage], position.phase ^ 1u);
   uint64_t* bar = &full[position.stage];
@@ -81,7 +69,7 @@ static __device__ __forceinline__ void attn_fwd_load_kv(const CUtensorMap* map, 
 #pragma unroll
   for (int block = 0; block < Blocks; ++block)
     tma_load_4d(slot + block * BlockBytes, map, bar, block * BoxInner, row, head, batch);
-  attn_ring_advance<Stages>(position);
+  ring_advance<Stages>(position);
 }
 
 template <class T>
@@ -89,7 +77,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_q);
   tma_prefetch_map(&p.map_k);
   tma_prefetch_map(&p.map_v);
-  attn_ring_position k_position = {0, 0}, v_position = {0, 0};
+  ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
   const int heads_per_kv = p.heads_q / p.heads_kv;
   for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
@@ -221,7 +209,7 @@ static __device__ __forceinline__ void attn_fwd_zero_v_tail(uint8_t* v_slot, int
 
 /* Consumer state that lives across the tiles of a CTA. */
 struct attn_fwd_consumer_state {
-  attn_ring_position k_position, v_position;
+  ring_position k_position, v_position;
   uint32_t q_phase;
 };
 
@@ -269,7 +257,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[stage]);
-    attn_ring_advance<T::STAGES>(state.k_position);
+    ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
     attn_fwd_pack_p<Input, T>(pfrag, s);
   }
@@ -293,12 +281,12 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[k_stage]);
-    attn_ring_advance<T::STAGES>(state.k_position);
+    ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
-    attn_ring_advance<T::STAGES>(state.v_position);
+    ring_advance<T::STAGES>(state.v_position);
     attn_rescale_rows(o, o_scale);
     attn_fwd_pack_p<Input, T>(pfrag, s);
   }
@@ -317,7 +305,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
-    attn_ring_advance<T::STAGES>(state.v_position);
+    ring_advance<T::STAGES>(state.v_position);
   }
 }
 

@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/ring.cuh"
 #include "kernels/common/kernel_attributes.cuh"
 #include "kernels/gemm/gemm_hopper_config.cuh"
 #include "kernels/gemm/gemm_hopper_epilogue.cuh"
@@ -76,7 +77,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     const gemm_hopper_epilogue_args& e = params.epilogue;
     const float acc_scale =
         e.alpha * (e.scale_a ? __ldg(e.scale_a) : 1.0f) * (e.scale_b ? __ldg(e.scale_b) : 1.0f);
-    gemm_hopper_ring_position position = {0, 0};
+    ring_position position = {0, 0};
     uint8_t* staging = epilogue_staging + consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
     const uint32_t staging_barrier = 1u + static_cast<uint32_t>(consumer); /* named barrier: this warpgroup's staging */
     uint32_t chunk_counter = 0;

@@ -26,6 +26,7 @@
 #include <cuda.h>
 
 #include "kernels/common/ptx.cuh"
+#include "kernels/common/ring.cuh"
 #include "kernels/gemm/gemm_hopper_config.cuh"
 #include "kernels/gemm/gemm_hopper_scheduler.cuh"
 
@@ -35,20 +36,6 @@ struct gemm_hopper_ring {
   uint64_t* full;
   uint64_t* empty;
 };
-
-/* Position in the ring; the phase flips each time the slot index wraps. */
-struct gemm_hopper_ring_position {
-  int stage;
-  uint32_t phase;
-};
-
-template <int Stages>
-static __device__ __forceinline__ void gemm_hopper_ring_advance(gemm_hopper_ring_position& position) {
-  if (++position.stage == Stages) {
-    position.stage = 0;
-    position.phase ^= 1u;
-  }
-}
 
 /* Producer: one thread. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
@@ -60,7 +47,7 @@ static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* ma
   constexpr uint32_t MN_BLOCK_BYTES = T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES; /* 64 MN × BLOCK_K rows */
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
-  gemm_hopper_ring_position position = {0, 0};
+  ring_position position = {0, 0};
   for (int linear = blockIdx.x; linear < scheduler.tile_count; linear += gridDim.x) {
     const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(scheduler, linear);
     const int m0 = tile.tile_m * T::BLOCK_M, n0 = tile.tile_n * T::BLOCK_N;
@@ -86,7 +73,7 @@ static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* ma
       } else {
         tma_load_3d(slot_b, map_b, full, k0, n0, batch_b);
       }
-      gemm_hopper_ring_advance<T::STAGES>(position);
+      ring_advance<T::STAGES>(position);
     }
   }
 }
@@ -135,7 +122,7 @@ static __device__ __forceinline__ void gemm_hopper_descriptors(
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
                                                            int consumer, int k_tiles, const gemm_hopper_ring& ring,
-                                                           gemm_hopper_ring_position& position) {
+                                                           ring_position& position) {
   using T = gemm_hopper_tile<Input, BlockN>;
   constexpr int STEPS = T::WGMMAS_PER_K_TILE;
   const uint32_t slots_address = smem_u32(ring.slots);
@@ -159,7 +146,7 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
       /* The batch before this one has finished reading its slot. */
       if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]);
       previous_stage = position.stage;
-      gemm_hopper_ring_advance<T::STAGES>(position);
+      ring_advance<T::STAGES>(position);
     }
     wgmma_wait_group<0>();
     wgmma_fence_operand(acc);
@@ -182,7 +169,7 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
       wgmma_wait_group<0>();
       wgmma_fence_operand(partial);
       gemm_hopper_release(&ring.empty[position.stage]);
-      gemm_hopper_ring_advance<T::STAGES>(position);
+      ring_advance<T::STAGES>(position);
 #pragma unroll
       for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] += partial[i];
     }
