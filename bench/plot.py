@@ -35,6 +35,7 @@ def plot_attention(plt, record, out_dir):
             masks = [False, True]
             figure, axes = plt.subplots(len(masks), len(head_dims), figsize=(4.2 * len(head_dims), 6.4),
                                         squeeze=False, sharey=True)
+            top = 0.0  # the shared y range is set once, from every panel's points
             for row_index, causal in enumerate(masks):
                 for column, d in enumerate(head_dims):
                     axis = axes[row_index][column]
@@ -46,12 +47,12 @@ def plot_attention(plt, record, out_dir):
                         ys = [r[f"{method}_tflops"] for r in points if r.get(f"{method}_tflops")]
                         if xs:
                             axis.plot(xs, ys, marker="o", color=COLORS[method], label=LABELS[method])
+                            top = max(top, max(ys))
                     if not any(r.get("flashc_tflops") for r in points) and points:
                         reason = next((r.get("flashc_error") for r in points if r.get("flashc_error")), "")
                         reason = reason.split(": ", 1)[-1]  # drop the C function's name
                         axis.text(0.5, 0.5, "flashc: not run\n" + _wrap(reason), transform=axis.transAxes,
                                   ha="center", va="center", fontsize=7, color=COLORS["flashc"])
-                    axis.set_ylim(bottom=0)
                     axis.set_xscale("log", base=2)
                     axis.set_xticks(seqlens)
                     axis.set_xticklabels([f"{s // 1024}k" if s >= 1024 else str(s) for s in seqlens])
@@ -61,6 +62,7 @@ def plot_attention(plt, record, out_dir):
                         axis.set_ylabel("TFLOP/s")
                     if row_index == len(masks) - 1:
                         axis.set_xlabel("sequence length (16k tokens per batch)")
+            axes[0][0].set_ylim(0, top * 1.08 if top > 0 else 1.0)
             handles, labels = axes[0][0].get_legend_handles_labels()
             if handles:
                 figure.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
