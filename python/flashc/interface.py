@@ -15,6 +15,8 @@ sm_margin is accepted and has no effect: flashc does not reserve SMs.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from . import _ops
@@ -64,9 +66,25 @@ def _check_num_splits(num_splits):
         raise ValueError(f"num_splits ({num_splits}) must be >= 0 (0 = automatic)")
 
 
+def _needs_torch_op(q, k, v):
+    """The custom op is what autograd and torch.compile see; a call that neither records a
+    graph nor is traced skips its dispatch layers (tens of microseconds per call, which at short
+    sequences is longer than the kernel) and runs the same C call directly."""
+    torch = sys.modules["torch"]
+    if torch.compiler.is_compiling():
+        return True
+    return torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in (q, k, v))
+
+
 def _attention(q, k, v, *, return_lse, **kwargs):
-    """Forward through the torch op (autograd, torch.compile) or directly for numpy arrays."""
-    if is_torch(q):
+    """Forward through the torch op (autograd, torch.compile), or directly for numpy arrays and
+    for torch calls that need neither (inference, no_grad)."""
+    if is_torch(q) and not _needs_torch_op(q, k, v):
+        kind = Ops(q, "q")
+        k, v = kind.check_same_kind(k, "k"), kind.check_same_kind(v, "v")
+        kwargs.pop("deterministic", None)
+        out, lse = _ops.attn_forward(q, k, v, **kwargs)
+    elif is_torch(q):
         kind = Ops(q, "q")
         k, v = kind.check_same_kind(k, "k"), kind.check_same_kind(v, "v")
         out, lse = _torch_ops().attn_fwd(
