@@ -4,6 +4,7 @@
 # benchmark records and charts beside it, and a short summary table last.
 #
 #   bash bench/device_check.sh [BUILD_DIR] [--steps LIST] [--full] [--portable-off] [--cases N]
+#                              [--prebuilt ARCHIVE]
 #
 # BUILD_DIR  a CMake build directory (default build-dev); configured and built here if its
 #            programs are missing (16 cores: 2–4 minutes; --portable-off skips the portable
@@ -20,6 +21,8 @@
 #              charts      bench/plot.py on the records of this run, into $OUT/docs
 # --full     the full benchmark grids instead of --quick (minutes each: run few steps with it)
 # --cases N  random cases of gpu_attn_fwd and gpu_gemm (their defaults otherwise)
+# --prebuilt ARCHIVE  unpack programs built elsewhere (bench/pack_build.sh) and build nothing:
+#            a call then spends its device minutes running (carry=[".carry"])
 # Environment: OUT (default /tmp/flashc-out), JOBS (16), STEP_TIMEOUT (seconds per program, 420).
 set -u
 BUILD=build-dev
@@ -27,12 +30,14 @@ STEPS="tests,demo,attn-bench,gemm-bench"
 QUICK="--quick"
 PORTABLE=ON
 CASES=""
+PREBUILT=""
 while [ $# -gt 0 ]; do
   case $1 in
     --steps) STEPS=$2; shift ;;
     --full) QUICK="" ;;
     --portable-off) PORTABLE=OFF ;;
     --cases) CASES=$2; shift ;;
+    --prebuilt) PREBUILT=$2; shift ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) BUILD=$1 ;;
   esac
@@ -68,16 +73,21 @@ has_step sanitize && targets="$targets gpu_attn_fwd"
 has_step demo && targets="$targets flashc_tool"
 has_step gemm-bench && targets="$targets bench_gemm"
 t0=$(date +%s)
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+if [ -n "$PREBUILT" ]; then
+  tar xJf "$PREBUILT" || { echo "cannot unpack $PREBUILT" >&2; exit 1; }
+  results+=("$(printf '%-26s %-9s %6.1fs  %s' unpack done "$(( $(date +%s) - t0 ))" "$PREBUILT (nothing built)")")
+elif [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFLASHC_PORTABLE_GEMM=$PORTABLE > "$LOGS/configure.log" 2>&1 \
     || { tail -30 "$LOGS/configure.log"; exit 1; }
 fi
-if ! cmake --build "$BUILD" -j"${JOBS:-16}" --target $targets > "$LOGS/build.log" 2>&1; then
-  grep -aB2 -A10 "error" "$LOGS/build.log" | head -60
-  tar czf "$OUT/logs.tar.gz" -C "$LOGS" .
-  echo "build failed (log in logs.tar.gz)"; exit 1
+if [ -z "$PREBUILT" ]; then
+  if ! cmake --build "$BUILD" -j"${JOBS:-16}" --target $targets > "$LOGS/build.log" 2>&1; then
+    grep -aB2 -A10 "error" "$LOGS/build.log" | head -60
+    tar czf "$OUT/logs.tar.gz" -C "$LOGS" .
+    echo "build failed (log in logs.tar.gz)"; exit 1
+  fi
+  results+=("$(printf '%-26s %-9s %6.1fs  %s' build done "$(( $(date +%s) - t0 ))" "targets: $targets")")
 fi
-results+=("$(printf '%-26s %-9s %6.1fs  %s' build done "$(( $(date +%s) - t0 ))" "targets: $targets")")
 
 # ---- steps ---------------------------------------------------------------------------------
 if has_step tests; then
