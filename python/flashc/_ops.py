@@ -158,6 +158,18 @@ def default_scale(head_dim):
     return 1.0 / math.sqrt(head_dim)
 
 
+def _set_softmax_args(params, geometry, lse, softmax_scale, causal, window_left, window_right, softcap):
+    """The fields the forward and the backward share: LSE strides, scale, masks, softcap."""
+    if not geometry.varlen_q:
+        params.lse_batch_stride = stride_args(lse)[0]
+    params.lse_head_stride = stride_args(lse)[-2]
+    params.softmax_scale = default_scale(geometry.head_dim) if softmax_scale is None else float(softmax_scale)
+    params.causal = int(bool(causal))
+    params.window_left = int(window_left)
+    params.window_right = 0 if causal else int(window_right)  # FA3: causal means right = 0
+    params.softcap = float(softcap)
+
+
 def attn_forward(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, seqused_q=None, seqused_k=None,
                  max_seqlen_q=None, max_seqlen_k=None, page_table=None, q_descale=None, k_descale=None,
                  v_descale=None, softmax_scale=None, causal=False, window_left=-1, window_right=-1, softcap=0.0,
@@ -195,14 +207,7 @@ def attn_forward(q, k, v, cu_seqlens_q=None, cu_seqlens_k=None, seqused_q=None, 
     params.o = pointer(out)
     _set_strides(params, "o", out, not geometry.varlen_q)
     params.lse = pointer(lse)
-    if not geometry.varlen_q:
-        params.lse_batch_stride = stride_args(lse)[0]
-    params.lse_head_stride = stride_args(lse)[-2]
-    params.softmax_scale = default_scale(geometry.head_dim) if softmax_scale is None else float(softmax_scale)
-    params.causal = int(bool(causal))
-    params.window_left = int(window_left)
-    params.window_right = 0 if causal else int(window_right)  # FA3: causal means right = 0
-    params.softcap = float(softcap)
+    _set_softmax_args(params, geometry, lse, softmax_scale, causal, window_left, window_right, softcap)
     if page_table is not None:
         params.page_table = pointer(page_table)
         params.page_table_batch_stride = stride_args(page_table)[0]
@@ -262,14 +267,7 @@ def attn_backward(dout, q, k, v, out, lse, cu_seqlens_q=None, cu_seqlens_k=None,
     _set_strides(params, "dq", dq, not geometry.varlen_q)
     _set_strides(params, "dk", dk, not geometry.varlen_k)
     _set_strides(params, "dv", dv, not geometry.varlen_k)
-    if not geometry.varlen_q:
-        params.lse_batch_stride = stride_args(lse)[0]
-    params.lse_head_stride = stride_args(lse)[-2]
-    params.softmax_scale = default_scale(geometry.head_dim) if softmax_scale is None else float(softmax_scale)
-    params.causal = int(bool(causal))
-    params.window_left = int(window_left)
-    params.window_right = 0 if causal else int(window_right)
-    params.softcap = float(softcap)
+    _set_softmax_args(params, geometry, lse, softmax_scale, causal, window_left, window_right, softcap)
     params.deterministic = int(bool(deterministic))
     _call(ops, "attn_bwd", params)
     return dq, dk, dv
