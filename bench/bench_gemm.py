@@ -146,7 +146,7 @@ def main():
 
 
 def print_table(records):
-    print(f"\n## GEMM D = A·Wᵀ (TFLOP/s; ratio = flashc / torch)")
+    print("\n## GEMM D = A·Wᵀ (TFLOP/s; ratio = flashc / torch)")
     print(f"{'dtype':<5} {'M':>6} {'N':>6} {'K':>6} | {'flashc':>7} {'torch':>7} | {'ratio':>6} | note")
     ratios = {}
     for r in records:
