@@ -3,9 +3,10 @@
 # device tool can carry (its limit is 64 MiB; the library and the static tool are ~42 MB each,
 # ~7× smaller compressed), so a device call spends its minutes running, not compiling:
 #
-#   bash bench/pack_build.sh BUILD_DIR [PROGRAM...]    → .carry/build.tar.xz (git-ignored)
-#   device: run(command="bash bench/device_check.sh BUILD_DIR --prebuilt .carry/build.tar.xz ...",
+#   bash bench/pack_build.sh BUILD_DIR [PROGRAM...]    → .carry/BUILD_DIR.tar.xz (git-ignored)
+#   device: run(command="bash bench/device_check.sh BUILD_DIR --prebuilt .carry/BUILD_DIR.tar.xz ...",
 #               carry=[".carry"])
+# Several builds (e.g. main and a branch, for an A/B in one call) each get their own archive.
 #
 # PROGRAM paths are relative to BUILD_DIR; the default is the library and every program the
 # device steps run (tools/flashc, tests/cpu_*, tests/gpu_*, tests/gpu/gpu_*, tests/ptx/gpu_*,
@@ -26,7 +27,9 @@ else
 fi
 # The library's symlinks travel inside the archive; its real file once.
 mkdir -p .carry
-tar cf - "${files[@]}" | xz -T0 -6 > .carry/build.tar.xz
-size=$(du -m .carry/build.tar.xz | cut -f1)
-echo "packed ${#files[@]} files of $BUILD into .carry/build.tar.xz (${size} MB; the device carries 64 MiB in all)"
+archive=.carry/$(basename "$BUILD").tar.xz
+tar cf - "${files[@]}" | xz -T0 -6 > "$archive"
+size=$(du -m "$archive" | cut -f1)
+total=$(du -cm .carry/*.tar.xz | tail -1 | cut -f1)
+echo "packed ${#files[@]} files of $BUILD into $archive (${size} MB; .carry holds ${total} MB of the 64 MiB a call carries)"
 [ "$size" -lt 60 ] || { echo "too large to carry: pack fewer programs" >&2; exit 1; }
