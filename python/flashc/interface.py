@@ -77,14 +77,9 @@ def _needs_torch_op(q, k, v):
 
 
 def _attention(q, k, v, *, return_lse, **kwargs):
-    """Forward through the torch op (autograd, torch.compile), or directly for numpy arrays and
-    for torch calls that need neither (inference, no_grad)."""
-    if is_torch(q) and not _needs_torch_op(q, k, v):
-        kind = Ops(q, "q")
-        k, v = kind.check_same_kind(k, "k"), kind.check_same_kind(v, "v")
-        kwargs.pop("deterministic", None)
-        out, lse = _ops.attn_forward(q, k, v, **kwargs)
-    elif is_torch(q):
+    """Forward through the torch op when autograd or torch.compile needs it, else directly (numpy
+    arrays, and torch calls under no_grad / inference or without inputs that require grad)."""
+    if is_torch(q) and _needs_torch_op(q, k, v):
         kind = Ops(q, "q")
         k, v = kind.check_same_kind(k, "k"), kind.check_same_kind(v, "v")
         out, lse = _torch_ops().attn_fwd(
