@@ -37,14 +37,15 @@ static void fc_describe_kernels(struct flashc_handle* handle) {
   const int is_hopper = handle->info.cc_major == 9 && handle->info.cc_minor == 0;
   const int has_tma = handle->cuda.tensor_map_encoder.encode_tiled != NULL;
   const int is_ampere_or_newer = handle->info.cc_major >= 8;
+  char attn_fwd[256] = "no CUDA kernel for this device (FLASHC_STATUS_NOT_SUPPORTED_ARCH)";
+#ifdef FLASHC_WITH_CUDA
+  if (is_hopper && has_tma) fc_attn_fwd_hopper_describe(attn_fwd, sizeof attn_fwd);
+#endif
   snprintf(handle->kernels, sizeof handle->kernels,
            "gemm: %s%sfallback (CUDA cores, any problem); attn_fwd: %s; "
            "attn_bwd, attn_combine: no CUDA kernel yet (FLASHC_STATUS_NOT_SUPPORTED)",
            is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16/e4m3), " : "",
-           is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "",
-           is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16; d 64/96/128/192/256, 192x128; masks, softcap, GQA, "
-                                  "varlen; no paged KV, splits or e4m3 yet)"
-                                : "no CUDA kernel for this device (FLASHC_STATUS_NOT_SUPPORTED_ARCH)");
+           is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "", attn_fwd);
 }
 
 flashc_status flashc_create(flashc_handle_t* handle_out, int device) {

@@ -70,6 +70,8 @@ flashc_status fc_gemm_fallback_run(const fc_gemm_problem* problem, const fc_cuda
  * dynamic tile scheduler's counter (0 bytes when the problem needs none). */
 flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* problem, const fc_cuda_context* context,
                                        fc_reason* why_not);
+/* What the kernel runs, for flashc_handle_kernels() (head dims from its instance list). */
+void fc_attn_fwd_hopper_describe(char* out, size_t capacity);
 size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context);
 flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
                                      void* stream);

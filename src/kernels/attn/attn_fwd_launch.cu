@@ -111,6 +111,14 @@ constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-f
 
 }  // namespace
 
+extern "C" void fc_attn_fwd_hopper_describe(char* out, size_t capacity) {
+  char pairs[128];
+  list_head_dims(pairs, sizeof pairs);
+  snprintf(out, capacity,
+           "hopper TMA+WGMMA (fp16/bf16; (d, d_v) %s; masks, softcap, GQA, varlen; no paged KV, splits or e4m3 yet)",
+           pairs);
+}
+
 extern "C" size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context) {
   (void)context;
   return uses_dynamic_scheduler(problem) ? TILE_COUNTER_BYTES : 0;
