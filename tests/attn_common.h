@@ -179,6 +179,36 @@ static inline void seq_lengths_free(seq_lengths* s) {
   memset(s, 0, sizeof *s);
 }
 
+/* flashc_attn_fwd / _bwd with a workspace from the size query (freed after the call); a
+ * failure is printed with the library's message. */
+static inline flashc_status attn_run_fwd(flashc_handle_t handle, const flashc_attn_fwd_params* p) {
+  size_t bytes = 0;
+  flashc_status status = flashc_attn_fwd_workspace_size(handle, p, &bytes);
+  if (status != FLASHC_STATUS_SUCCESS) {
+    test_print_status("flashc_attn_fwd_workspace_size", status);
+    return status;
+  }
+  void* workspace = bytes ? test_alloc(bytes) : NULL;
+  status = flashc_attn_fwd(handle, p, workspace, bytes, NULL);
+  if (status != FLASHC_STATUS_SUCCESS) test_print_status("flashc_attn_fwd", status);
+  if (workspace) test_free(workspace);
+  return status;
+}
+
+static inline flashc_status attn_run_bwd(flashc_handle_t handle, const flashc_attn_bwd_params* p) {
+  size_t bytes = 0;
+  flashc_status status = flashc_attn_bwd_workspace_size(handle, p, &bytes);
+  if (status != FLASHC_STATUS_SUCCESS) {
+    test_print_status("flashc_attn_bwd_workspace_size", status);
+    return status;
+  }
+  void* workspace = bytes ? test_alloc(bytes) : NULL;
+  status = flashc_attn_bwd(handle, p, workspace, bytes, NULL);
+  if (status != FLASHC_STATUS_SUCCESS) test_print_status("flashc_attn_bwd", status);
+  if (workspace) test_free(workspace);
+  return status;
+}
+
 /* "1,0,7" */
 static inline void format_ints(char* out, size_t cap, const int* values, int count) {
   size_t used = 0;

@@ -135,20 +135,6 @@ static void problem_free(bwd_problem* P) {
   seq_lengths_free(&P->s);
 }
 
-static flashc_status run_bwd(const flashc_attn_bwd_params* p) {
-  size_t bytes = 0;
-  flashc_status status = flashc_attn_bwd_workspace_size(g_handle, p, &bytes);
-  if (status != FLASHC_STATUS_SUCCESS) {
-    test_print_status("flashc_attn_bwd_workspace_size", status);
-    return status;
-  }
-  void* workspace = bytes ? test_alloc(bytes) : NULL;
-  status = flashc_attn_bwd(g_handle, p, workspace, bytes, NULL);
-  if (status != FLASHC_STATUS_SUCCESS) test_print_status("flashc_attn_bwd", status);
-  if (workspace) test_free(workspace);
-  return status;
-}
-
 static void describe(const bwd_problem* P, char* out, size_t cap) {
   const bwd_case* c = &P->c;
   char lens[200] = "";
@@ -262,7 +248,7 @@ static int run_fd_case(const bwd_case* c, test_rng* rng) {
   problem_make(&P, c, rng);
   char description[400];
   describe(&P, description, sizeof description);
-  int pass = run_bwd(&P.p) == FLASHC_STATUS_SUCCESS;
+  int pass = attn_run_bwd(g_handle, &P.p) == FLASHC_STATUS_SUCCESS;
 
   /* oracle backward (fp64) and its masks */
   double* ref[3];
@@ -362,7 +348,7 @@ static int run_oracle_case(const bwd_case* c, test_rng* rng) {
   problem_make(&P, c, rng);
   char description[400];
   describe(&P, description, sizeof description);
-  int pass = run_bwd(&P.p) == FLASHC_STATUS_SUCCESS;
+  int pass = attn_run_bwd(g_handle, &P.p) == FLASHC_STATUS_SUCCESS;
   tensor4* grads[3] = {&P.dq, &P.dk, &P.dv};
   const char* names[3] = {"dq", "dk", "dv"};
   double *ref[3], *same[3];
@@ -398,7 +384,7 @@ static int run_oracle_case(const bwd_case* c, test_rng* rng) {
       }
       flashc_attn_bwd_params p2 = P.p;
       p2.dq = again[0].data, p2.dk = again[1].data, p2.dv = again[2].data;
-      int same_bits = run_bwd(&p2) == FLASHC_STATUS_SUCCESS;
+      int same_bits = attn_run_bwd(g_handle, &p2) == FLASHC_STATUS_SUCCESS;
       for (int t = 0; t < 3 && same_bits; ++t)
         same_bits = memcmp(again[t].data, grads[t]->data, (size_t)grads[t]->count * test_dtype_size(c->dtype)) == 0;
       if (!same_bits) printf("  deterministic = 1: a second run differs\n");

@@ -239,44 +239,32 @@ static int run_case(flashc_handle_t handle, attn_case c, test_rng* rng) {
   int oracle_ok = oracle_attn_fwd(&p, ORACLE_FP64, o_ref, o_mask, o.count, lse_ref, lse_mask, lse_count) == 0 &&
                   oracle_attn_fwd(&p, ORACLE_SAME, o_same, scratch_mask, o.count, lse_same, scratch_mask2, lse_count) == 0;
 
-  size_t workspace_bytes = 0;
-  flashc_status status = flashc_attn_fwd_workspace_size(handle, &p, &workspace_bytes);
-  void* workspace = NULL;
   int pass = oracle_ok;
   char results[256] = "";
-  if (status != FLASHC_STATUS_SUCCESS) {
-    test_print_status("flashc_attn_fwd_workspace_size", status);
+  if (attn_run_fwd(handle, &p) != FLASHC_STATUS_SUCCESS) {
     pass = 0;
-  } else {
-    workspace = workspace_bytes ? test_alloc(workspace_bytes) : NULL;
-    status = flashc_attn_fwd(handle, &p, workspace, workspace_bytes, NULL);
-    if (status != FLASHC_STATUS_SUCCESS) {
-      test_print_status("flashc_attn_fwd", status);
-      pass = 0;
-    } else if (oracle_ok) {
-      test_check_result ro, rl;
-      int ok_o = test_check_output("o", o.data, c.out_dtype, o.count, o_ref, o_same, o_mask, -1.0, &ro);
-      format_check(results, sizeof results, "o", &ro);
-      int ok_l = 1;
-      if (lse) {
-        double max_lse = 1.0;
-        for (int64_t i = 0; i < lse_count; ++i)
-          if (lse_mask[i] == ORACLE_COMPARE && fabs(lse_ref[i]) > max_lse) max_lse = fabs(lse_ref[i]);
-        /* lse is fp32: a few units in the last place at its magnitude on top of 2x same */
-        ok_l = test_check_output("lse", lse, FLASHC_DTYPE_FP32, lse_count, lse_ref, lse_same, lse_mask,
-                                 16.0 * ldexp(1.0, -24) * max_lse, &rl);
-        size_t used = strlen(results);
-        format_check(results + used, sizeof results - used, " | lse", &rl);
-      }
-      pass = ok_o && ok_l;
+  } else if (oracle_ok) {
+    test_check_result ro, rl;
+    int ok_o = test_check_output("o", o.data, c.out_dtype, o.count, o_ref, o_same, o_mask, -1.0, &ro);
+    format_check(results, sizeof results, "o", &ro);
+    int ok_l = 1;
+    if (lse) {
+      double max_lse = 1.0;
+      for (int64_t i = 0; i < lse_count; ++i)
+        if (lse_mask[i] == ORACLE_COMPARE && fabs(lse_ref[i]) > max_lse) max_lse = fabs(lse_ref[i]);
+      /* lse is fp32: a few units in the last place at its magnitude on top of 2x same */
+      ok_l = test_check_output("lse", lse, FLASHC_DTYPE_FP32, lse_count, lse_ref, lse_same, lse_mask,
+                               16.0 * ldexp(1.0, -24) * max_lse, &rl);
+      size_t used = strlen(results);
+      format_check(results + used, sizeof results - used, " | lse", &rl);
     }
+    pass = ok_o && ok_l;
   }
   test_case_result(pass, "fwd %s | %s", description, results);
   if (!pass) printf("  reproduce: FLASHC_TEST_SEED=%llu\n", (unsigned long long)test_seed());
 
   free(o_ref), free(o_same), free(o_mask), free(lse_ref), free(lse_same), free(lse_mask), free(scratch_mask),
       free(scratch_mask2);
-  if (workspace) test_free(workspace);
   if (qkv_buffer) test_free(qkv_buffer);
   else tensor4_free(&q), tensor4_free(&k), tensor4_free(&v);
   tensor4_free(&o);

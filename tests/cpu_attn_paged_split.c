@@ -18,21 +18,6 @@
 
 static flashc_handle_t g_handle;
 
-/* Runs the forward with a workspace from the size query. */
-static flashc_status run_fwd(const flashc_attn_fwd_params* p) {
-  size_t bytes = 0;
-  flashc_status status = flashc_attn_fwd_workspace_size(g_handle, p, &bytes);
-  if (status != FLASHC_STATUS_SUCCESS) {
-    test_print_status("flashc_attn_fwd_workspace_size", status);
-    return status;
-  }
-  void* workspace = bytes ? test_alloc(bytes) : NULL;
-  status = flashc_attn_fwd(g_handle, p, workspace, bytes, NULL);
-  if (status != FLASHC_STATUS_SUCCESS) test_print_status("flashc_attn_fwd", status);
-  if (workspace) test_free(workspace);
-  return status;
-}
-
 /* Two library outputs of the same problem: equal except for the rounding of the output
  * (one unit in the last place of dtype at the larger magnitude, plus rel_tol·max|a| for
  * fp32 accumulation-order differences). Counts bit-identical elements. NaN never matches. */
@@ -243,8 +228,8 @@ static int run_paged(paged_case c, test_rng* rng) {
            c.lengths_from == 0 ? "cache_seqlens" : c.lengths_from == 1 ? "seqused_k" : "seqlen_k", c.causal,
            c.window_left, c.window_right, c.softcap > 0 ? " softcap" : "", c.num_splits, c.varlen_q ? " varlen-q" : "");
 
-  int pass = run_fwd(&pc) == FLASHC_STATUS_SUCCESS;
-  pass = run_fwd(&pp) == FLASHC_STATUS_SUCCESS && pass;
+  int pass = attn_run_fwd(g_handle, &pc) == FLASHC_STATUS_SUCCESS;
+  pass = attn_run_fwd(g_handle, &pp) == FLASHC_STATUS_SUCCESS && pass;
   char s1[160] = "", s2[160] = "", s3[160] = "";
   if (pass) {
     unsigned char* mask = malloc((size_t)o_paged.count);
@@ -305,7 +290,7 @@ static int run_splits(flashc_dtype dtype, int batch, int sq, int sk, int hq, int
   if (varlen) p.cu_seqlens_q = s.cu_q, p.cu_seqlens_k = s.cu_k, p.total_q = s.total_q, p.total_k = s.total_k;
   p.q_descale = p.k_descale = p.v_descale = descale;
   p.num_splits = 1;
-  int base_ok = run_fwd(&p) == FLASHC_STATUS_SUCCESS;
+  int base_ok = attn_run_fwd(g_handle, &p) == FLASHC_STATUS_SUCCESS;
   unsigned char* mask = malloc((size_t)o1.count);
   unsigned char* lmask = malloc((size_t)lse_count);
   double* scratch = malloc(sizeof(double) * (size_t)(o1.count + lse_count));
@@ -318,7 +303,7 @@ static int run_splits(flashc_dtype dtype, int batch, int sq, int sk, int hq, int
     float* lsen = test_alloc(sizeof(float) * (size_t)lse_count);
     flashc_attn_fwd_params pn = p;
     pn.o = on.data, pn.lse = lsen, pn.num_splits = splits[i];
-    int ok = run_fwd(&pn) == FLASHC_STATUS_SUCCESS;
+    int ok = attn_run_fwd(g_handle, &pn) == FLASHC_STATUS_SUCCESS;
     char so[128] = "", sl[128] = "";
     if (ok) {
       /* fp32 accumulation-order differences (extra rescaling by exp(lse_split - lse), other
@@ -370,7 +355,7 @@ static int run_combine(int batch, int sq, int sk, int hq, int hkv, int d, int ma
   full.softmax_scale = 1.0f / sqrtf((float)d); /* the slices use the same float */
   full.causal = mask_kind == 1;
   full.window_right = mask_kind == 2 ? wr : -1;
-  int ok = run_fwd(&full) == FLASHC_STATUS_SUCCESS;
+  int ok = attn_run_fwd(g_handle, &full) == FLASHC_STATUS_SUCCESS;
 
   /* slices [bounds[s], bounds[s+1]) of the keys, each non-empty; one extra split of garbage */
   int splits = slices + 1;
@@ -394,7 +379,7 @@ static int run_combine(int batch, int sq, int sk, int hq, int hkv, int d, int ma
     p.window_right = mask_kind == 0 ? -1 : (mask_kind == 1 ? 0 : wr) + (sk - k1);
     p.o = o_partial + s * o_part_split;
     p.lse = lse_default + s * lse_n;
-    ok = run_fwd(&p) == FLASHC_STATUS_SUCCESS && ok;
+    ok = attn_run_fwd(g_handle, &p) == FLASHC_STATUS_SUCCESS && ok;
   }
   /* the garbage split: lse -inf everywhere, o finite nonsense */
   for (int64_t i = 0; i < o_part_split; ++i) o_partial[slices * o_part_split + i] = (float)(1e3 * test_rng_normal(rng));

@@ -297,6 +297,15 @@ typedef struct attn_seq {
 
 static int64_t default_if_zero(int64_t value, int64_t packed) { return value ? value : packed; }
 
+/* The batch, row and head strides of a (batch, rows, heads, dim) tensor: the given ones, packed
+ * where a given one is 0. */
+static void tensor_strides(int64_t given_batch, int64_t given_row, int64_t given_head, int64_t rows, int heads,
+                           int dim, int64_t* batch, int64_t* row, int64_t* head) {
+  *head = default_if_zero(given_head, dim);
+  *row = default_if_zero(given_row, (int64_t)heads * dim);
+  *batch = default_if_zero(given_batch, rows * heads * dim);
+}
+
 static void geom_common(attn_geom* g, flashc_dtype dtype, int batch, int seqlen_q, int seqlen_k,
                         int heads_q, int heads_kv, int head_dim, int head_dim_v, float softmax_scale,
                         int causal, int window_left, int window_right, float softcap) {
@@ -328,18 +337,14 @@ static void geom_fwd(attn_geom* g, const flashc_attn_fwd_params* p) {
   g->page_size = p->page_size;
   g->page_table_stride = default_if_zero(p->page_table_batch_stride, p->max_pages);
   int64_t k_rows_per_batch = p->page_table ? p->page_size : p->seqlen_k;
-  g->q_h = default_if_zero(p->q_head_stride, d);
-  g->q_r = default_if_zero(p->q_row_stride, (int64_t)hq * d);
-  g->q_b = default_if_zero(p->q_batch_stride, (int64_t)p->seqlen_q * hq * d);
-  g->k_h = default_if_zero(p->k_head_stride, d);
-  g->k_r = default_if_zero(p->k_row_stride, (int64_t)hkv * d);
-  g->k_b = default_if_zero(p->k_batch_stride, k_rows_per_batch * hkv * d);
-  g->v_h = default_if_zero(p->v_head_stride, dv);
-  g->v_r = default_if_zero(p->v_row_stride, (int64_t)hkv * dv);
-  g->v_b = default_if_zero(p->v_batch_stride, k_rows_per_batch * hkv * dv);
-  g->o_h = default_if_zero(p->o_head_stride, dv);
-  g->o_r = default_if_zero(p->o_row_stride, (int64_t)hq * dv);
-  g->o_b = default_if_zero(p->o_batch_stride, (int64_t)p->seqlen_q * hq * dv);
+  tensor_strides(p->q_batch_stride, p->q_row_stride, p->q_head_stride, p->seqlen_q, hq, d,
+                 &g->q_b, &g->q_r, &g->q_h);
+  tensor_strides(p->k_batch_stride, p->k_row_stride, p->k_head_stride, k_rows_per_batch, hkv, d,
+                 &g->k_b, &g->k_r, &g->k_h);
+  tensor_strides(p->v_batch_stride, p->v_row_stride, p->v_head_stride, k_rows_per_batch, hkv, dv,
+                 &g->v_b, &g->v_r, &g->v_h);
+  tensor_strides(p->o_batch_stride, p->o_row_stride, p->o_head_stride, p->seqlen_q, hq, dv,
+                 &g->o_b, &g->o_r, &g->o_h);
   g->lse_h = default_if_zero(p->lse_head_stride, p->cu_seqlens_q ? p->total_q : p->seqlen_q);
   g->lse_b = default_if_zero(p->lse_batch_stride, (int64_t)hq * p->seqlen_q);
   if (p->dtype == FLASHC_DTYPE_E4M3) {
@@ -588,32 +593,24 @@ static void geom_bwd(bwd_geom* bg, const flashc_attn_bwd_params* p) {
   g->cu_k = p->cu_seqlens_k;
   g->used_q = p->seqused_q;
   g->used_k = p->seqused_k;
-  g->q_h = default_if_zero(p->q_head_stride, d);
-  g->q_r = default_if_zero(p->q_row_stride, (int64_t)hq * d);
-  g->q_b = default_if_zero(p->q_batch_stride, sq * hq * d);
-  g->k_h = default_if_zero(p->k_head_stride, d);
-  g->k_r = default_if_zero(p->k_row_stride, (int64_t)hkv * d);
-  g->k_b = default_if_zero(p->k_batch_stride, sk * hkv * d);
-  g->v_h = default_if_zero(p->v_head_stride, dv);
-  g->v_r = default_if_zero(p->v_row_stride, (int64_t)hkv * dv);
-  g->v_b = default_if_zero(p->v_batch_stride, sk * hkv * dv);
-  g->o_h = default_if_zero(p->o_head_stride, dv);
-  g->o_r = default_if_zero(p->o_row_stride, (int64_t)hq * dv);
-  g->o_b = default_if_zero(p->o_batch_stride, sq * hq * dv);
+  tensor_strides(p->q_batch_stride, p->q_row_stride, p->q_head_stride, sq, hq, d,
+                 &g->q_b, &g->q_r, &g->q_h);
+  tensor_strides(p->k_batch_stride, p->k_row_stride, p->k_head_stride, sk, hkv, d,
+                 &g->k_b, &g->k_r, &g->k_h);
+  tensor_strides(p->v_batch_stride, p->v_row_stride, p->v_head_stride, sk, hkv, dv,
+                 &g->v_b, &g->v_r, &g->v_h);
+  tensor_strides(p->o_batch_stride, p->o_row_stride, p->o_head_stride, sq, hq, dv,
+                 &g->o_b, &g->o_r, &g->o_h);
   g->lse_h = default_if_zero(p->lse_head_stride, p->cu_seqlens_q ? p->total_q : p->seqlen_q);
   g->lse_b = default_if_zero(p->lse_batch_stride, (int64_t)hq * sq);
-  bg->do_h = default_if_zero(p->dout_head_stride, dv);
-  bg->do_r = default_if_zero(p->dout_row_stride, (int64_t)hq * dv);
-  bg->do_b = default_if_zero(p->dout_batch_stride, sq * hq * dv);
-  bg->dq_h = default_if_zero(p->dq_head_stride, d);
-  bg->dq_r = default_if_zero(p->dq_row_stride, (int64_t)hq * d);
-  bg->dq_b = default_if_zero(p->dq_batch_stride, sq * hq * d);
-  bg->dk_h = default_if_zero(p->dk_head_stride, d);
-  bg->dk_r = default_if_zero(p->dk_row_stride, (int64_t)hkv * d);
-  bg->dk_b = default_if_zero(p->dk_batch_stride, sk * hkv * d);
-  bg->dv_h = default_if_zero(p->dv_head_stride, dv);
-  bg->dv_r = default_if_zero(p->dv_row_stride, (int64_t)hkv * dv);
-  bg->dv_b = default_if_zero(p->dv_batch_stride, sk * hkv * dv);
+  tensor_strides(p->dout_batch_stride, p->dout_row_stride, p->dout_head_stride, sq, hq, dv,
+                 &bg->do_b, &bg->do_r, &bg->do_h);
+  tensor_strides(p->dq_batch_stride, p->dq_row_stride, p->dq_head_stride, sq, hq, d,
+                 &bg->dq_b, &bg->dq_r, &bg->dq_h);
+  tensor_strides(p->dk_batch_stride, p->dk_row_stride, p->dk_head_stride, sk, hkv, d,
+                 &bg->dk_b, &bg->dk_r, &bg->dk_h);
+  tensor_strides(p->dv_batch_stride, p->dv_row_stride, p->dv_head_stride, sk, hkv, dv,
+                 &bg->dv_b, &bg->dv_r, &bg->dv_h);
 }
 
 /* Marks the full rows of a q-side / k-side tensor of sequence b as DONT_CARE (rows beyond
