@@ -56,12 +56,9 @@ flashc_status fc_cpu_attn_combine(const fc_combine_problem* p) {
   /* Per thread: the weights of one row's splits and the merged row in fp32. */
   const size_t thread_bytes = fc_scratch_round_up((size_t)p->num_splits * sizeof(float)) +
                               fc_scratch_round_up((size_t)p->head_dim_v * sizeof(float));
-  const size_t scratch_bytes = (size_t)threads * thread_bytes + FC_SCRATCH_ALIGNMENT;
-  void* allocation = malloc(scratch_bytes);
-  if (!allocation)
-    return fc_fail(FLASHC_STATUS_OUT_OF_MEMORY, "CPU attention combine: cannot allocate %zu bytes of scratch",
-                   scratch_bytes);
-  char* scratch = fc_scratch_align(allocation);
+  void* allocation;
+  char* scratch;
+  FC_TRY(fc_scratch_alloc(threads, thread_bytes, "CPU attention combine", &allocation, &scratch));
 
 #ifdef FLASHC_WITH_OPENMP
 #pragma omp parallel num_threads(threads)

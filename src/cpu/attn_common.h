@@ -10,8 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdlib.h>
+
 #include "cpu/cpu_backend.h"
 #include "flashc.h"
+#include "host/error.h"
 #include "host/numeric.h"
 #include "host/problem.h"
 
@@ -51,6 +54,18 @@ static inline char* fc_scratch_align(void* pointer) {
   uintptr_t address = (uintptr_t)pointer;
   uintptr_t aligned = (address + FC_SCRATCH_ALIGNMENT - 1) / FC_SCRATCH_ALIGNMENT * FC_SCRATCH_ALIGNMENT;
   return (char*)pointer + (aligned - address);
+}
+
+/* Allocates `threads` regions of `thread_bytes` (a multiple of FC_SCRATCH_ALIGNMENT) for the
+ * threads of a parallel loop: *allocation is what to free, *scratch the aligned start of region
+ * 0 (thread t uses scratch + t · thread_bytes). `what` names the operation in the message. */
+static inline flashc_status fc_scratch_alloc(int threads, size_t thread_bytes, const char* what, void** allocation,
+                                             char** scratch) {
+  const size_t bytes = (size_t)threads * thread_bytes + FC_SCRATCH_ALIGNMENT;
+  *allocation = malloc(bytes);
+  if (!*allocation) return fc_fail(FLASHC_STATUS_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes of scratch", what, bytes);
+  *scratch = fc_scratch_align(*allocation);
+  return FLASHC_STATUS_SUCCESS;
 }
 
 /* Index of the calling thread inside a parallel region (0 without OpenMP). */

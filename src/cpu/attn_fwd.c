@@ -108,12 +108,9 @@ flashc_status fc_cpu_attn_fwd(const fc_attn_problem* p, void* workspace, size_t 
   const int threads = fc_cpu_threads_for(items);
   fc_fwd_thread_buffers measured;
   const size_t thread_bytes = fc_fwd_thread_layout(p, keys_per_item, max_rows, NULL, &measured);
-  const size_t scratch_bytes = (size_t)threads * thread_bytes + FC_SCRATCH_ALIGNMENT;
-  void* allocation = malloc(scratch_bytes);
-  if (!allocation)
-    return fc_fail(FLASHC_STATUS_OUT_OF_MEMORY, "CPU attention forward: cannot allocate %zu bytes of scratch",
-                   scratch_bytes);
-  char* scratch = fc_scratch_align(allocation);
+  void* allocation;
+  char* scratch;
+  FC_TRY(fc_scratch_alloc(threads, thread_bytes, "CPU attention forward", &allocation, &scratch));
 
 #ifdef FLASHC_WITH_OPENMP
 #pragma omp parallel num_threads(threads)

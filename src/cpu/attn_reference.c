@@ -28,6 +28,13 @@
 #define FC_ATTN_WITH_BWD 1
 #include "cpu/attn_math.inc"
 
+static flashc_status check_ref_mode(fc_ref_mode mode) {
+  if (mode != FC_REF_FP64 && mode != FC_REF_SAME_PRECISION)
+    return fc_fail(FLASHC_STATUS_INVALID_VALUE, "reference mode (%d) is not FC_REF_FP64 or FC_REF_SAME_PRECISION",
+                   (int)mode);
+  return FLASHC_STATUS_SUCCESS;
+}
+
 /* Per-thread scratch of the forward reference: the math's buffers and one head's rows in
  * the accumulator type of the mode (double or float). */
 static size_t fc_ref_fwd_thread_layout(const fc_attn_problem* p, fc_ref_mode mode, void* base, void** math,
@@ -46,19 +53,14 @@ static size_t fc_ref_fwd_thread_layout(const fc_attn_problem* p, fc_ref_mode mod
 
 flashc_status fc_ref_attn_fwd(const fc_attn_problem* p, fc_ref_mode mode, double* o_ref, double* lse_ref) {
   if (!o_ref) return fc_fail(FLASHC_STATUS_NULL_POINTER, "o_ref is NULL");
-  if (mode != FC_REF_FP64 && mode != FC_REF_SAME_PRECISION)
-    return fc_fail(FLASHC_STATUS_INVALID_VALUE, "reference mode (%d) is not FC_REF_FP64 or FC_REF_SAME_PRECISION",
-                   (int)mode);
+  FC_TRY(check_ref_mode(mode));
   const int64_t items = (int64_t)p->batch * p->heads_q;
   const int threads = fc_cpu_threads_for(items);
   void *unused_math, *unused_o, *unused_lse;
   const size_t thread_bytes = fc_ref_fwd_thread_layout(p, mode, NULL, &unused_math, &unused_o, &unused_lse);
-  const size_t scratch_bytes = (size_t)threads * thread_bytes + FC_SCRATCH_ALIGNMENT;
-  void* allocation = malloc(scratch_bytes);
-  if (!allocation)
-    return fc_fail(FLASHC_STATUS_OUT_OF_MEMORY, "attention reference: cannot allocate %zu bytes of scratch",
-                   scratch_bytes);
-  char* scratch = fc_scratch_align(allocation);
+  void* allocation;
+  char* scratch;
+  FC_TRY(fc_scratch_alloc(threads, thread_bytes, "attention reference", &allocation, &scratch));
 
 #ifdef FLASHC_WITH_OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -94,9 +96,7 @@ flashc_status fc_ref_attn_bwd(const fc_attn_problem* p, fc_ref_mode mode, double
                               double* dv_ref) {
   if (!dq_ref || !dk_ref || !dv_ref)
     return fc_fail(FLASHC_STATUS_NULL_POINTER, "%s is NULL", !dq_ref ? "dq_ref" : !dk_ref ? "dk_ref" : "dv_ref");
-  if (mode != FC_REF_FP64 && mode != FC_REF_SAME_PRECISION)
-    return fc_fail(FLASHC_STATUS_INVALID_VALUE, "reference mode (%d) is not FC_REF_FP64 or FC_REF_SAME_PRECISION",
-                   (int)mode);
+  FC_TRY(check_ref_mode(mode));
   const int fp64 = mode == FC_REF_FP64;
   const fc_attn_bwd_mode bwd_mode = {1, fp64 ? FLASHC_DTYPE_FP32 : p->dtype, dq_ref, dk_ref, dv_ref};
   const int max_keys = fc_attn_max_seqlen_k(p);
@@ -104,12 +104,9 @@ flashc_status fc_ref_attn_bwd(const fc_attn_problem* p, fc_ref_mode mode, double
                                                        : fc_attn_bwd_scratch_bytes_f32(p, max_keys, 1));
   const int64_t items = (int64_t)p->batch * p->heads_kv;
   const int threads = fc_cpu_threads_for(items);
-  const size_t scratch_bytes = (size_t)threads * thread_bytes + FC_SCRATCH_ALIGNMENT;
-  void* allocation = malloc(scratch_bytes);
-  if (!allocation)
-    return fc_fail(FLASHC_STATUS_OUT_OF_MEMORY, "attention reference: cannot allocate %zu bytes of scratch",
-                   scratch_bytes);
-  char* scratch = fc_scratch_align(allocation);
+  void* allocation;
+  char* scratch;
+  FC_TRY(fc_scratch_alloc(threads, thread_bytes, "attention reference", &allocation, &scratch));
 
 #ifdef FLASHC_WITH_OPENMP
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
