@@ -56,8 +56,7 @@ static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS +
 /* Named barriers (0 is __syncthreads). */
 enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
-  ATTN_FWD_BARRIER_V_TAIL = 3,     /* both consumers: the zeroed tail rows of a V block are written */
-  ATTN_FWD_BARRIER_TURN_0 = 4      /* + consumer index: that consumer's turn to issue wgmmas (ping-pong) */
+  ATTN_FWD_BARRIER_V_TAIL = 3      /* both consumers: the zeroed tail rows of a V block are written */
 };
 
 
@@ -80,12 +79,6 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
   static constexpr int BLOCK_N = attn_fwd_block_n(HeadDim, HeadDimV);
   static constexpr int STAGES = 2;
-  /* Ping-pong of the two consumer warpgroups (attn_fwd_mainloop.cuh). Measured on the H200
-   * (2026-11-29, bf16, 16k tokens, flashc attn --bench) with the intra-warpgroup overlap on:
-   * d64 444 → 390 TFLOP/s, d128 624 → 615, so it is off; for d = 256 it also pushes the
-   * consumers (O alone is 128 registers) into spills. Kept as a switch for the next tuning
-   * round (e.g. ping-pong without the intra-warpgroup overlap, or with 3 consumers for d64). */
-  static constexpr bool PINGPONG = false;
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
    * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */
