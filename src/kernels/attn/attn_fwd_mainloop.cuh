@@ -16,7 +16,8 @@
  * Consumer warpgroup c (query rows 64c .. 64c + 63 of the tile), per key block n:
  *   issue S_n = Q·K_nᵀ (SS wgmma) and O += P_{n+1}·V_{n+1} (RS wgmma, P from registers);
  *   wait for S_n only, then softcap / mask / online softmax on it while P·V still runs;
- *   wait for P·V, rescale O by the new row maxima, pack P_n for the next block.
+ *   wait for P·V, pack P_n for the next block. O's rescale by the new row maxima waits until
+ *   the next block's S has been issued, so it runs under that GEMM instead of between GEMMs.
  * That is the intra-warpgroup GEMM/softmax overlap of FlashAttention-3: the tensor core works
  * on P·V while the warps do the exponentials.
  * Check: tests/gpu/gpu_attn_fwd.c; `nvcc -Xptxas -v`: no spills, no C7510/C7519 warnings.
@@ -257,6 +258,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, q_address, k_base + k_stage * T::K_STAGE_BYTES);
     wgmma_commit_group();
+    /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
+     * softmax step returned), then add P_{n+1}·V_{n+1}. */
+    attn_rescale_rows(o, o_scale);
+    wgmma_fence_operand(o);
+    wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
     wgmma_commit_group();
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
@@ -268,8 +274,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
-    attn_rescale_rows(o, o_scale);
-    attn_fwd_pack_p<Input, T>(pfrag, s);
+    attn_fwd_pack_p<Input, T>(pfrag, s); /* o_scale waits for the next block, under its S */
   }
 
   /* Last block: P·V only. */
@@ -277,6 +282,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     const int v_stage = state.v_position.stage;
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+    attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
