@@ -187,9 +187,9 @@ static void set_heads(gcase* c, test_rng* rng) {
   switch (c->heads_kind) {
     case HEADS_MHA: c->heads_q = c->heads_kv = test_rng_int(rng, 1, 4); break;
     case HEADS_GQA: {
-      static const int ratios[] = {2, 3, 4};
+      static const int ratios[] = {2, 3, 4, 8}; /* powers of two can be packed (pack_gqa) */
       c->heads_kv = test_rng_int(rng, 2, 3);
-      c->heads_q = c->heads_kv * test_rng_pick(rng, ratios, 3);
+      c->heads_q = c->heads_kv * test_rng_pick(rng, ratios, 4);
       break;
     }
     default: c->heads_kv = 1, c->heads_q = test_rng_int(rng, 2, 8); break;

@@ -49,27 +49,34 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
     }
   named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
 
+  /* Packed tile row → (query row, query head): row = packed >> pack_shift, head = q_head0 +
+   * (packed & (2^pack_shift − 1)). */
+  const int head_mask = (1 << p.pack_shift) - 1;
   const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.o_batch_stride;
-  uint8_t* o_base = static_cast<uint8_t*>(p.o) +
-                    (batch_offset + static_cast<int64_t>(tile.head) * p.o_head_stride) * T::ELEMENT_BYTES;
+  uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
+                                                  static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
+                                                     T::ELEMENT_BYTES;
   for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
     const int r = chunk / CHUNKS_PER_ROW, column = (chunk % CHUNKS_PER_ROW) * CHUNK_ELEMENTS;
-    const int row = m0 + tile_row0 + r;
+    const int packed = m0 + tile_row0 + r;
+    const int row = packed >> p.pack_shift, head = packed & head_mask;
     if (row < seq.seqlen_q) {
       const uint4 value = *reinterpret_cast<const uint4*>(
           sm.q + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
-      *reinterpret_cast<uint4*>(o_base + ((static_cast<int64_t>(seq.q_row0) + row) * p.o_row_stride + column) *
+      *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
+                                          static_cast<int64_t>(head) * p.o_head_stride + column) *
                                              T::ELEMENT_BYTES) = value;
     }
   }
 
   if (p.lse && thread % 4 == 0) {
     const int64_t lse_batch = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.lse_batch_stride;
-    float* lse_head = p.lse + lse_batch + static_cast<int64_t>(tile.head) * p.lse_head_stride + seq.q_row0;
+    float* lse_tile = p.lse + lse_batch + static_cast<int64_t>(tile.q_head0) * p.lse_head_stride + seq.q_row0;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int row = m0 + fragment_row + 8 * half;
-      if (row < seq.seqlen_q) lse_head[row] = lse[half];
+      const int packed = m0 + fragment_row + 8 * half;
+      const int row = packed >> p.pack_shift, head = packed & head_mask;
+      if (row < seq.seqlen_q) lse_tile[static_cast<int64_t>(head) * p.lse_head_stride + row] = lse[half];
     }
   }
   /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote. */

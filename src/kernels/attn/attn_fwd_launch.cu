@@ -3,7 +3,8 @@
  *   fc_attn_fwd_hopper_check   can the TMA + WGMMA kernel run this validated problem? (else why)
  *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(#SMs, tiles), launch
  *
- * Tensor maps are 4-D (d, rows, heads, batch) with the tensor's own element strides, so any
+ * Tensor maps are 4-D (d, rows, heads, batch) for K and V and 5-D (d, heads in a pack, rows,
+ * packs, batch) for Q (pack-GQA, pack_shift_for) with the tensor's own element strides, so any
  * layout the API accepts (packed, padded, heads-major, packed QKV) is loaded without copies;
  * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
  * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
@@ -71,6 +72,15 @@ void list_head_dims(char* out, size_t cap) {
 #undef ATTN_FWD_NAME
 }
 
+/* The stride given to a dimension of extent 1: never stepped, but the driver still wants a
+ * positive multiple of 16 bytes, which the validation does not require of a unit extent
+ * (e.g. the row stride of a seqlen-1 decode query). */
+int64_t unit_extent_stride(int64_t stride, int64_t element_bytes) {
+  const int64_t bytes = stride * element_bytes;
+  const int64_t rounded = bytes <= 16 ? 16 : (bytes + 15) / 16 * 16;
+  return rounded / element_bytes;
+}
+
 /* A 4-D map (dim, rows, heads, batches) over one of q, k, v. An extent of 1 gets a harmless
  * stride (never stepped); empty extents become 1 (nothing is loaded from them). */
 flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, const void* base, int dim,
@@ -86,10 +96,12 @@ flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, 
   desc.global_dims[1] = static_cast<uint64_t>(rows > 0 ? rows : 1);
   desc.global_dims[2] = static_cast<uint64_t>(heads);
   desc.global_dims[3] = static_cast<uint64_t>(batches > 0 ? batches : 1);
+  const int64_t element_bytes = static_cast<int64_t>(flashc_dtype_size(dtype));
+  const int64_t unit = unit_extent_stride(row_stride, element_bytes);
   desc.global_strides[0] = 1;
-  desc.global_strides[1] = row_stride;
-  desc.global_strides[2] = heads > 1 ? head_stride : row_stride;
-  desc.global_strides[3] = batches > 1 ? batch_stride : row_stride;
+  desc.global_strides[1] = rows > 1 ? row_stride : unit;
+  desc.global_strides[2] = heads > 1 ? head_stride : unit;
+  desc.global_strides[3] = batches > 1 ? batch_stride : unit;
   desc.box_dims[0] = box_inner;
   desc.box_dims[1] = box_rows;
   desc.box_dims[2] = 1;
@@ -108,6 +120,55 @@ bool uses_dynamic_scheduler(const fc_attn_problem* p) {
 }
 
 constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-friendly size */
+
+/* Q as 5-D (d, heads in a pack, rows, packs, batches): a box of `pack` heads × block_m / pack
+ * rows fills the tile with (row, head) pairs, row-major (attn_fwd_params.cuh). pack = 1 is the
+ * plain layout. */
+flashc_status encode_query(const fc_cuda_context* context, const fc_attn_problem* p, int64_t rows, int64_t batches,
+                           int pack, const tile_info& tile, CUtensorMap* map) {
+  fc_tensor_map_desc desc;
+  fc_tensor_map_desc_init(&desc);
+  desc.dtype = p->dtype;
+  desc.rank = 5;
+  desc.global_address = p->q.data;
+  const int packs = p->heads_q / pack;
+  desc.global_dims[0] = static_cast<uint64_t>(p->head_dim);
+  desc.global_dims[1] = static_cast<uint64_t>(pack);
+  desc.global_dims[2] = static_cast<uint64_t>(rows > 0 ? rows : 1);
+  desc.global_dims[3] = static_cast<uint64_t>(packs);
+  desc.global_dims[4] = static_cast<uint64_t>(batches > 0 ? batches : 1);
+  const int64_t unit = unit_extent_stride(p->q.row_stride, static_cast<int64_t>(flashc_dtype_size(p->dtype)));
+  desc.global_strides[0] = 1;
+  desc.global_strides[1] = pack > 1 ? p->q.head_stride : unit;
+  desc.global_strides[2] = rows > 1 ? p->q.row_stride : unit;
+  desc.global_strides[3] = packs > 1 ? p->q.head_stride * pack : unit;
+  desc.global_strides[4] = batches > 1 ? p->q.batch_stride : unit;
+  desc.box_dims[0] = static_cast<uint32_t>(tile.qk_box_inner);
+  desc.box_dims[1] = static_cast<uint32_t>(pack);
+  desc.box_dims[2] = static_cast<uint32_t>(tile.block_m / pack);
+  desc.box_dims[3] = 1;
+  desc.box_dims[4] = 1;
+  desc.swizzle = tile.qk_swizzle;
+  desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
+  desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
+  return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
+}
+
+/* Pack-GQA (FlashAttention-3's pack_gqa): the query heads of one KV head share a tile when the
+ * group is a power of two dividing BLOCK_M. pack_gqa = 1 asks for it wherever possible; −1
+ * (default) takes it when it means fewer tiles (short queries: a decode step with 8 query heads
+ * per KV head runs 1 tile instead of 8); 0 never. The result is the same either way. Returns
+ * log2 of the pack (0: none). */
+int pack_shift_for(const fc_attn_problem* p, int block_m) {
+  const int group = p->heads_q / p->heads_kv;
+  if (p->pack_gqa == 0 || group <= 1 || (group & (group - 1)) != 0 || group > block_m) return 0;
+  const int64_t unpacked_tiles = static_cast<int64_t>((p->seqlen_q + block_m - 1) / block_m) * group;
+  const int64_t packed_tiles = (static_cast<int64_t>(p->seqlen_q) * group + block_m - 1) / block_m;
+  if (p->pack_gqa < 0 && packed_tiles >= unpacked_tiles) return 0;
+  int shift = 0;
+  while ((1 << shift) < group) ++shift;
+  return shift;
+}
 
 }  // namespace
 
@@ -184,9 +245,8 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   const int varlen_q = p->cu_seqlens_q != NULL, varlen_k = p->cu_seqlens_k != NULL;
   const int64_t q_rows = varlen_q ? p->total_q : p->seqlen_q, k_rows = varlen_k ? p->total_k : p->seqlen_k;
   const int64_t q_batches = varlen_q ? 1 : p->batch, k_batches = varlen_k ? 1 : p->batch;
-  status = encode_tensor(context, p->dtype, p->q.data, p->head_dim, q_rows, p->heads_q, q_batches, p->q.row_stride,
-                         p->q.head_stride, p->q.batch_stride, tile.qk_box_inner, tile.block_m, tile.qk_swizzle,
-                         &params.map_q);
+  params.pack_shift = pack_shift_for(p, tile.block_m);
+  status = encode_query(context, p, q_rows, q_batches, 1 << params.pack_shift, tile, &params.map_q);
   if (status != FLASHC_STATUS_SUCCESS) return status;
   status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, k_rows, p->heads_kv, k_batches, p->k.row_stride,
                          p->k.head_stride, p->k.batch_stride, tile.qk_box_inner, tile.block_n, tile.qk_swizzle,
@@ -211,10 +271,16 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.batch = p->batch;
   params.heads_q = p->heads_q;
   params.heads_kv = p->heads_kv;
+  params.heads_per_kv = p->heads_q / p->heads_kv;
+  params.tile_heads = p->heads_q >> params.pack_shift;
   params.seqlen_q = p->seqlen_q;
   params.seqlen_k = p->seqlen_k;
-  params.m_blocks = (p->seqlen_q + tile.block_m - 1) / tile.block_m;
-  const int64_t tiles = static_cast<int64_t>(params.m_blocks) * p->heads_q * p->batch;
+  const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << params.pack_shift;
+  if (packed_rows > 0x7fffffff)
+    return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: seqlen_q %d × %d packed query heads exceeds int range",
+                   p->seqlen_q, 1 << params.pack_shift);
+  params.m_blocks = static_cast<int>((packed_rows + tile.block_m - 1) / tile.block_m);
+  const int64_t tiles = static_cast<int64_t>(params.m_blocks) * params.tile_heads * p->batch;
   if (tiles > 0x7fffffff)
     return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: %lld tiles exceed the scheduler's int range",
                    (long long)tiles);

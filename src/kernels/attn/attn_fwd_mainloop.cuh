@@ -80,7 +80,6 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_v);
   ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
-  const int heads_per_kv = p.heads_q / p.heads_kv;
   for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
     if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the tile word */
       mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
@@ -91,10 +90,10 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     const attn_fwd_tile_coord tile = attn_fwd_tile_at(p, linear);
     const attn_fwd_sequence seq = attn_fwd_sequence_of(p, tile.batch);
     const int m0 = tile.m_block * T::BLOCK_M;
-    if (m0 >= seq.seqlen_q) continue; /* a varlen sequence shorter than the longest: no tile */
+    if (m0 >= seq.seqlen_q << p.pack_shift) continue; /* a varlen sequence shorter than the longest: no tile */
     int first, end;
     attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
-    const int kv_head = tile.head / heads_per_kv;
+    const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
       attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::STAGES>(
           &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, kv_head, seq.k_batch);
@@ -109,8 +108,8 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES);
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
-      tma_load_4d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, seq.q_row0 + m0,
-                  tile.head, seq.q_batch);
+      tma_load_5d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, 0,
+                  seq.q_row0 + (m0 >> p.pack_shift), tile.q_head0 >> p.pack_shift, seq.q_batch);
     q_phase ^= 1u;
     for (int n = end - 2; n >= first; --n) {
       load_k(n);
@@ -211,7 +210,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   attn_softmax_init(rows);
   if (end <= first) return; /* (the caller waited for Q) */
 
-  const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* sequence row of this warpgroup's first row */
+  const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
   const uint32_t k_base = smem_u32(sm.k), v_base = smem_u32(sm.v);
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;

@@ -53,35 +53,39 @@ static __device__ __forceinline__ attn_fwd_sequence attn_fwd_sequence_of(const a
 /* floor(a / b) for b > 0 and any a. */
 static __device__ __forceinline__ int attn_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-/* Key blocks [first, end) that query rows [m0, m0 + BlockM) ∩ [0, seqlen_q) visit; empty when
- * end ≤ first (the tile then writes O = 0, LSE = −inf). */
+/* Key blocks [first, end) that the tile of packed rows [m0, m0 + BlockM) visits (query rows
+ * m0 >> pack_shift .. up to the last used one); empty when end ≤ first (the tile then writes
+ * O = 0, LSE = −inf). */
 template <int BlockM, int BlockN>
 static __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params& p, const attn_fwd_sequence& s,
                                                            int m0, int* first, int* end) {
-  const int last_row = min(m0 + BlockM, s.seqlen_q) - 1;
+  const int first_row = m0 >> p.pack_shift;
+  const int last_row = (min(m0 + BlockM, s.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
   const int shift = s.seqlen_k - s.seqlen_q; /* bottom-right alignment */
   int block_end = (s.seqlen_k + BlockN - 1) / BlockN;
   if (p.window_right >= 0) block_end = min(block_end, attn_floor_div(last_row + shift + p.window_right, BlockN) + 1);
   int block_first = 0;
-  if (p.window_left >= 0) block_first = max(0, attn_floor_div(m0 + shift - p.window_left, BlockN));
+  if (p.window_left >= 0) block_first = max(0, attn_floor_div(first_row + shift - p.window_left, BlockN));
   *first = block_first;
   *end = block_end;
 }
 
-/* Does key block n need element masks for rows [m0, m0 + BlockM)? */
+/* Does key block n need element masks for the tile of packed rows [m0, m0 + BlockM)? */
 template <int BlockM, int BlockN>
 static __device__ __forceinline__ bool attn_fwd_block_needs_mask(const attn_fwd_params& p,
                                                                  const attn_fwd_sequence& s, int m0, int n) {
   const int n0 = n * BlockN, shift = s.seqlen_k - s.seqlen_q;
+  const int first_row = m0 >> p.pack_shift, last_row = (m0 + BlockM - 1) >> p.pack_shift;
   if (n0 + BlockN > s.seqlen_k) return true;
-  if (p.window_right >= 0 && n0 + BlockN - 1 > m0 + shift + p.window_right) return true;
-  if (p.window_left >= 0 && n0 < m0 + BlockM - 1 + shift - p.window_left) return true;
+  if (p.window_right >= 0 && n0 + BlockN - 1 > first_row + shift + p.window_right) return true;
+  if (p.window_left >= 0 && n0 < last_row + shift - p.window_left) return true;
   return false;
 }
 
-/* Sets the invisible entries of a consumer's S fragment (64 × BlockN, rows from `row0` of the
- * sequence, keys from n0) to −inf. Thread `thread` holds rows row0 + 16w + g and + 8 (w = warp,
- * g = lane / 4) and columns 8j + 2(lane % 4) + {0, 1} (ptx_wgmma.cuh). */
+/* Sets the invisible entries of a consumer's S fragment (64 × BlockN, packed rows from `row0`,
+ * keys from n0) to −inf. Thread `thread` holds packed rows row0 + 16w + g and + 8 (w = warp,
+ * g = lane / 4; query row = packed row >> pack_shift) and columns 8j + 2(lane % 4) + {0, 1}
+ * (ptx_wgmma.cuh). */
 template <int BlockN>
 static __device__ __forceinline__ void attn_fwd_apply_mask(float (&s)[BlockN / 2], const attn_fwd_params& p,
                                                            const attn_fwd_sequence& seq, int row0, int n0,
@@ -90,7 +94,7 @@ static __device__ __forceinline__ void attn_fwd_apply_mask(float (&s)[BlockN / 2
   const int column_base = n0 + 2 * (thread % 4);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int row = row0 + 16 * (thread / 32) + (thread % 32) / 4 + 8 * half;
+    const int row = (row0 + 16 * (thread / 32) + (thread % 32) / 4 + 8 * half) >> p.pack_shift;
     const int diagonal = row + shift;
     int lo = 0, hi = seq.seqlen_k - 1; /* visible keys [lo, hi] */
     if (p.window_left >= 0) lo = max(lo, diagonal - p.window_left);

@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 struct attn_fwd_params {
-  /* 4-D maps (d, rows, heads, batch), innermost first. With cu_seqlens the rows are the
-   * packed total and the batch extent is 1 (coordinate 0). Rows past the extent read as 0. */
+  /* K, V: 4-D maps (d, rows, heads, batch), innermost first. With cu_seqlens the rows are the
+   * packed total and the batch extent is 1 (coordinate 0). Rows past the extent read as 0.
+   * Q: 5-D (d, heads in a pack, rows, packs, batch); a box of 2^pack_shift heads × BLOCK_M /
+   * 2^pack_shift rows lands as tile rows (row · 2^pack_shift + head in pack). */
   CUtensorMap map_q;
   CUtensorMap map_k;
   CUtensorMap map_v;
@@ -27,9 +29,15 @@ struct attn_fwd_params {
   const int32_t* seqused_q; /* NULL: the whole sequence */
   const int32_t* seqused_k;
   int batch, heads_q, heads_kv;
+  int heads_per_kv;  /* heads_q / heads_kv */
+  /* Pack-GQA: a tile's rows are (query row, query head) pairs of the 2^pack_shift query heads
+   * that share a KV head (pack_shift = log2(heads_per_kv)), so short queries fill the tile and
+   * K/V are read once per KV head. 0: one query head per tile. */
+  int pack_shift;
+  int tile_heads;    /* head slots per batch in the tile index: heads_q >> pack_shift */
   int seqlen_q, seqlen_k; /* fixed lengths, or the maxima with cu_seqlens */
-  int m_blocks;           /* ceil(seqlen_q / BLOCK_M) */
-  int tile_count;         /* m_blocks · heads_q · batch */
+  int m_blocks;           /* ceil((seqlen_q << pack_shift) / BLOCK_M) */
+  int tile_count;         /* m_blocks · tile_heads · batch */
   int reverse_m_order;    /* causal: the longest tiles (last query blocks) first */
   int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
 

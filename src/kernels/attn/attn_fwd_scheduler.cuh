@@ -29,8 +29,10 @@
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/common/ptx.cuh"
 
+/* A tile: query block m_block (in packed rows: row << pack_shift | head in pack) of the query
+ * heads q_head0 .. q_head0 + 2^pack_shift − 1, which read KV head kv_head, in batch `batch`. */
 struct attn_fwd_tile_coord {
-  int m_block, head, batch;
+  int m_block, q_head0, kv_head, batch;
 };
 
 static __device__ __forceinline__ attn_fwd_tile_coord attn_fwd_tile_at(const attn_fwd_params& p, int linear) {
@@ -38,8 +40,9 @@ static __device__ __forceinline__ attn_fwd_tile_coord attn_fwd_tile_at(const att
   const int m = linear % p.m_blocks;
   const int head_batch = linear / p.m_blocks;
   t.m_block = p.reverse_m_order ? p.m_blocks - 1 - m : m;
-  t.head = head_batch % p.heads_q;
-  t.batch = head_batch / p.heads_q;
+  t.q_head0 = (head_batch % p.tile_heads) << p.pack_shift;
+  t.kv_head = t.q_head0 / p.heads_per_kv;
+  t.batch = head_batch / p.tile_heads;
   return t;
 }
 
