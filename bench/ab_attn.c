@@ -1,0 +1,227 @@
+/*
+ * ab_attn.c — same-process A/B of attention-forward builds: loads several libflashc.so
+ * files (dlopen, RTLD_LOCAL: each keeps its own kernels) and times each on the same device
+ * buffers, case by case, in interleaved rounds whose variant order rotates, so clock and
+ * thermal drift fall on every variant alike. For deciding whether a kernel change pays
+ * (bench/ab_attn.sh wraps it for prebuilt archives); the peers (cuDNN, FA2) are
+ * bench_attn.py's job.
+ *
+ *   ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ...
+ *           NAME=LIBRARY ...
+ *
+ * Each timed call follows an L2 flush (a 256 MB memset outside the events). Per variant and
+ * case it prints the best time's TFLOP/s (the least disturbed run: the H200 shows two
+ * modes ~7 % apart at 16k, so medians of few runs flip between them) and the median, and
+ * the ratio of the best to the first variant's best. Inputs are uniform in [-1, 1).
+ */
+#define _GNU_SOURCE /* strndup, dlopen flags */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "flashc.h"
+
+#define MAX_VARIANTS 8
+#define MAX_CASES 16
+#define MAX_SAMPLES 4096
+#define FLUSH_BYTES (256u << 20) /* > twice the H200's 60 MB L2 */
+
+typedef struct variant {
+  const char* name;
+  void* library;
+  flashc_status (*create)(flashc_handle_t*, int);
+  flashc_status (*destroy)(flashc_handle_t);
+  void (*params_init)(flashc_attn_fwd_params*);
+  flashc_status (*workspace_size)(flashc_handle_t, const flashc_attn_fwd_params*, size_t*);
+  flashc_status (*forward)(flashc_handle_t, const flashc_attn_fwd_params*, void*, size_t, void*);
+  const char* (*last_error)(void);
+  flashc_handle_t handle;
+} variant;
+
+typedef struct attn_case {
+  int d, seqlen, batch, heads, causal;
+} attn_case;
+
+static void die(const char* what, const char* detail) {
+  fprintf(stderr, "ab_attn: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+  exit(1);
+}
+
+static void check_cuda(cudaError_t error, const char* what) {
+  if (error != cudaSuccess) die(what, cudaGetErrorString(error));
+}
+
+static void* symbol(void* library, const char* name) {
+  void* address = dlsym(library, name);
+  if (!address) die("missing symbol", name);
+  return address;
+}
+
+static void load_variant(variant* v, const char* spec) {
+  const char* equals = strchr(spec, '=');
+  if (!equals) die("expected NAME=LIBRARY, got", spec);
+  v->name = strndup(spec, (size_t)(equals - spec));
+  v->library = dlopen(equals + 1, RTLD_NOW | RTLD_LOCAL);
+  if (!v->library) die("dlopen", dlerror());
+  v->create = (flashc_status(*)(flashc_handle_t*, int))symbol(v->library, "flashc_create");
+  v->destroy = (flashc_status(*)(flashc_handle_t))symbol(v->library, "flashc_destroy");
+  v->params_init = (void (*)(flashc_attn_fwd_params*))symbol(v->library, "flashc_attn_fwd_params_init");
+  v->workspace_size = (flashc_status(*)(flashc_handle_t, const flashc_attn_fwd_params*, size_t*))symbol(
+      v->library, "flashc_attn_fwd_workspace_size");
+  v->forward = (flashc_status(*)(flashc_handle_t, const flashc_attn_fwd_params*, void*, size_t, void*))symbol(
+      v->library, "flashc_attn_fwd");
+  v->last_error = (const char* (*)(void))symbol(v->library, "flashc_last_error");
+  if (v->create(&v->handle, 0) != FLASHC_STATUS_SUCCESS) die("flashc_create", v->last_error());
+}
+
+/* Uniform [-1, 1) as 16-bit floats (bf16: the top half of the fp32; fp16 via the CUDA type). */
+static void fill_random(uint16_t* data, size_t count, int bf16, uint64_t seed) {
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < count; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const float value = (float)((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
+    if (bf16) {
+      uint32_t bits;
+      memcpy(&bits, &value, 4);
+      data[i] = (uint16_t)(bits >> 16);
+    } else {
+      /* fp16 from a value in [-1, 1): sign, exponent and 10 mantissa bits, truncated */
+      uint32_t bits;
+      memcpy(&bits, &value, 4);
+      const uint32_t sign = (bits >> 16) & 0x8000u;
+      const int exponent = (int)((bits >> 23) & 0xFF) - 127 + 15;
+      data[i] = exponent <= 0 ? (uint16_t)sign : (uint16_t)(sign | ((uint32_t)exponent << 10) | ((bits >> 13) & 0x3FF));
+    }
+  }
+}
+
+static int compare_float(const void* a, const void* b) {
+  const float x = *(const float*)a, y = *(const float*)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+  int rounds = 3, iters = 10, bf16 = 1, variant_count = 0, case_count = 0;
+  variant variants[MAX_VARIANTS];
+  attn_case cases[MAX_CASES];
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
+      attn_case* c = &cases[case_count];
+      c->causal = 0;
+      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads, &c->causal) < 4)
+        die("--case takes d,seqlen,batch,heads[,causal]", argv[i]);
+      ++case_count;
+    } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
+      load_variant(&variants[variant_count++], argv[i]);
+    } else {
+      die("usage: ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ... "
+          "NAME=LIBRARY ...", NULL);
+    }
+  }
+  if (variant_count == 0 || case_count == 0 || rounds < 1 || iters < 1 || rounds * iters > MAX_SAMPLES)
+    die("need at least one --case and one NAME=LIBRARY", NULL);
+
+  void* flush = NULL;
+  check_cuda(cudaMalloc(&flush, FLUSH_BYTES), "cudaMalloc (flush)");
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  struct cudaDeviceProp properties;
+  check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
+  printf("# %s; %s; %d rounds x %d calls per variant and case, L2 flushed before each\n", properties.name,
+         bf16 ? "bf16" : "fp16", rounds, iters);
+  printf("%-28s", "case (TFLOP/s best / median)");
+  for (int v = 0; v < variant_count; ++v) printf(" %17s", variants[v].name);
+  for (int v = 1; v < variant_count; ++v) printf(" %8s/%s", variants[v].name, variants[0].name);
+  printf("\n");
+
+  static float samples[MAX_VARIANTS][MAX_SAMPLES];
+  for (int c = 0; c < case_count; ++c) {
+    const attn_case* k = &cases[c];
+    const size_t elements = (size_t)k->batch * k->seqlen * k->heads * k->d;
+    uint16_t* host = (uint16_t*)malloc(elements * 2);
+    void *q, *kk, *vv, *o, *workspace = NULL;
+    float* lse;
+    check_cuda(cudaMalloc(&q, elements * 2), "cudaMalloc q");
+    check_cuda(cudaMalloc(&kk, elements * 2), "cudaMalloc k");
+    check_cuda(cudaMalloc(&vv, elements * 2), "cudaMalloc v");
+    check_cuda(cudaMalloc(&o, elements * 2), "cudaMalloc o");
+    check_cuda(cudaMalloc((void**)&lse, (size_t)k->batch * k->heads * k->seqlen * 4), "cudaMalloc lse");
+    void* tensors[3] = {q, kk, vv};
+    for (int t = 0; t < 3; ++t) {
+      fill_random(host, elements, bf16, 1000u * c + t);
+      check_cuda(cudaMemcpy(tensors[t], host, elements * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    free(host);
+    flashc_attn_fwd_params params[MAX_VARIANTS];
+    size_t workspace_bytes = 0;
+    for (int v = 0; v < variant_count; ++v) {
+      flashc_attn_fwd_params* p = &params[v];
+      variants[v].params_init(p);
+      p->dtype = bf16 ? FLASHC_DTYPE_BF16 : FLASHC_DTYPE_FP16;
+      p->batch = k->batch;
+      p->seqlen_q = p->seqlen_k = k->seqlen;
+      p->heads_q = k->heads;
+      p->head_dim = k->d;
+      p->q = q, p->k = kk, p->v = vv, p->o = o, p->lse = lse;
+      p->causal = k->causal;
+      size_t bytes = 0;
+      if (variants[v].workspace_size(variants[v].handle, p, &bytes) != FLASHC_STATUS_SUCCESS)
+        die("workspace size", variants[v].last_error());
+      if (bytes > workspace_bytes) workspace_bytes = bytes;
+    }
+    if (workspace_bytes) check_cuda(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
+    for (int v = 0; v < variant_count; ++v) /* warm-up (also loads each library's module) */
+      for (int w = 0; w < 3; ++w)
+        if (variants[v].forward(variants[v].handle, &params[v], workspace, workspace_bytes, NULL) != FLASHC_STATUS_SUCCESS)
+          die(variants[v].name, variants[v].last_error());
+    check_cuda(cudaDeviceSynchronize(), "warm-up");
+
+    for (int r = 0; r < rounds; ++r)
+      for (int i = 0; i < variant_count; ++i) {
+        const int v = (i + r) % variant_count;
+        for (int it = 0; it < iters; ++it) {
+          check_cuda(cudaMemsetAsync(flush, it & 0xFF, FLUSH_BYTES, NULL), "flush");
+          check_cuda(cudaEventRecord(start, NULL), "event");
+          if (variants[v].forward(variants[v].handle, &params[v], workspace, workspace_bytes, NULL) != FLASHC_STATUS_SUCCESS)
+            die(variants[v].name, variants[v].last_error());
+          check_cuda(cudaEventRecord(stop, NULL), "event");
+          check_cuda(cudaEventSynchronize(stop), "event sync");
+          check_cuda(cudaEventElapsedTime(&samples[v][r * iters + it], start, stop), "elapsed");
+        }
+      }
+    /* FLOPs: 4 · seqlen_q · seqlen_k · d per head (S and P·V), the visible half-plus-diagonal
+     * for causal (DESIGN.md §7 counts causal as half). */
+    const double pairs = k->causal ? (double)k->seqlen * (k->seqlen + 1) / 2.0 : (double)k->seqlen * k->seqlen;
+    const double flops = 4.0 * pairs * k->d * k->heads * k->batch;
+    char label[64];
+    snprintf(label, sizeof label, "d%d s%d b%d h%d%s", k->d, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
+    printf("%-28s", label);
+    double best0 = 0;
+    double best[MAX_VARIANTS];
+    for (int v = 0; v < variant_count; ++v) {
+      const int n = rounds * iters;
+      qsort(samples[v], (size_t)n, sizeof(float), compare_float);
+      best[v] = flops / (samples[v][0] * 1e-3) / 1e12;
+      const double median = flops / (samples[v][n / 2] * 1e-3) / 1e12;
+      if (v == 0) best0 = best[v];
+      printf("    %6.1f / %6.1f", best[v], median);
+    }
+    for (int v = 1; v < variant_count; ++v) printf(" %17.3f", best[v] / best0);
+    printf("\n");
+    fflush(stdout);
+    cudaFree(q), cudaFree(kk), cudaFree(vv), cudaFree(o), cudaFree(lse);
+    if (workspace) cudaFree(workspace);
+  }
+  for (int v = 0; v < variant_count; ++v) variants[v].destroy(variants[v].handle);
+  cudaFree(flush);
+  return 0;
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# ptxas_report.sh — registers, spills and stack of every attention-forward instance (or the
+# .cu files given), compiled for sm_90a exactly as the build does plus -Xptxas -v. Runs on a
+# machine without a GPU; two cores take ~25 s for the 12 instances.
+#
+#   bash bench/ptxas_report.sh [FILE.cu ...]
+#
+# Prints one line per kernel: registers, spill stores/loads, stack frame; exit status 1 when
+# any kernel spills or has a stack frame (the attention kernels must do neither).
+set -u
+cd "$(dirname "$0")/.."
+files=("$@")
+[ ${#files[@]} -eq 0 ] && files=(src/kernels/inst/attn_fwd_*.cu)
+status=0
+for file in "${files[@]}"; do
+  report=$(nvcc -std=c++17 -O3 -DNDEBUG -DFLASHC_WITH_CUDA=1 -I include -I src --expt-relaxed-constexpr \
+           -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -c "$file" -o /dev/null 2>&1)
+  line=$(echo "$report" | grep -E "Used [0-9]+ registers" | head -1 | sed 's/.*Used/Used/')
+  stack=$(echo "$report" | grep -E "bytes stack frame" | head -1 | sed 's/ptxas info *: *//')
+  printf '%-34s %s | %s\n' "$(basename "$file" .cu)" "$line" "$stack"
+  echo "$stack" | grep -qE "^ *0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" || status=1
+  echo "$report" | grep -i "warning" | head -3
+done
+exit $status
