@@ -11,13 +11,13 @@
  * Head-dimension table (BLOCK_N is bounded by registers: per consumer thread O needs d_v/2
  * fp32, S BLOCK_N/2 fp32 and P BLOCK_N/4 packed pairs, all live at once in the overlapped
  * loop; and by shared memory: Q + STAGES · (K + V) ≤ 227 KB):
- *   d    d_v   BLOCK_N   swizzle   smem (2 stages)
- *   64   64    128       128B      80 KB
- *   96   96    128        64B     120 KB
- *   128  128   128       128B     160 KB
- *   192  128   112       128B     188 KB
- *   192  192   112       128B     216 KB
- *   256  256    80       128B     224 KB
+ *   d    d_v   BLOCK_N   swizzle   smem (2 stages)   O staging
+ *   64   64    128       128B      80 KB            + 16 KB of its own
+ *   96   96    128        64B     120 KB            + 24 KB of its own
+ *   128  128   128       128B     160 KB            + 32 KB of its own
+ *   192  128   112       128B     188 KB            + 32 KB of its own
+ *   192  192   112       128B     216 KB            in Q's place
+ *   256  256    80       128B     224 KB            in Q's place
  * Check: `nvcc -Xptxas -v` on src/kernels/inst/attn_fwd_*.cu shows no spills and no stack
  * frame; the static_asserts below hold the arithmetic.
  */
@@ -102,16 +102,24 @@ struct attn_fwd_tile {
   static constexpr uint32_t K_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(QK_SWIZZLE);
   static constexpr uint32_t V_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(V_SWIZZLE);
 
-  /* Layout: [Q | K stages | V stages | barriers], from a 1024-aligned base. The epilogue stages
-   * O in Q's place (same row geometry, d_v ≤ d), each consumer in its own 64 rows. */
+  /* Layout: [Q | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
+   * stages O (each consumer in its own 64 rows, in the swizzled block layout of V's rows) in a
+   * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)): Q is then free as
+   * soon as a tile's last S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and
+   * the epilogue. Otherwise (d = 192, 256) O takes Q's place and Q is free after the epilogue. */
+  static constexpr uint32_t O_BYTES = BLOCK_M * HeadDimV * ELEMENT_BYTES;
   static constexpr uint32_t Q_OFFSET = 0;
   static constexpr uint32_t K_OFFSET = Q_OFFSET + Q_BYTES;
   static constexpr uint32_t V_OFFSET = K_OFFSET + STAGES * K_STAGE_BYTES;
-  static constexpr uint32_t BARRIER_OFFSET = V_OFFSET + STAGES * V_STAGE_BYTES;
+  static constexpr uint32_t KV_END = V_OFFSET + STAGES * V_STAGE_BYTES;
+  static constexpr bool O_SEPARATE =
+      ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + ATTN_FWD_SMEM_BARRIER_BYTES <= ATTN_FWD_SMEM_BYTES_MAX;
+  static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : Q_OFFSET;
+  static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
   static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + ATTN_FWD_SMEM_BARRIER_BYTES;
 
   static_assert(HeadDim % QK_BOX_INNER == 0 && HeadDimV % V_BOX_INNER == 0, "head dims are whole swizzle blocks");
-  static_assert(HeadDimV <= HeadDim && V_SWIZZLE == QK_SWIZZLE, "O is staged in Q's shared memory");
+  static_assert(O_SEPARATE || (HeadDimV <= HeadDim && V_SWIZZLE == QK_SWIZZLE), "O is staged in Q's shared memory");
   static_assert(BLOCK_N % K_PER_WGMMA == 0 && BLOCK_N <= 256 && HeadDimV <= 256, "wgmma shapes");
   static_assert(Q_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 && K_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 &&
                     V_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,

@@ -3,13 +3,14 @@
  * row that saw no key), converted to the output dtype, staged in shared memory and stored
  * with 16-byte coalesced stores; LSE (natural log, −inf for empty rows) stored per row.
  *
- * Staging reuses Q's shared memory: the warpgroup's own 64 rows (the other warpgroup never
- * reads them), after its last S = Q·Kᵀ has completed, in the swizzled block layout Q had —
- * fragment stores are then free of bank conflicts, and row-wise 16-byte reads give each
- * quarter-warp one whole 128-byte line. Stores are guarded by the sequence's used length,
- * which covers varlen and seqused_q (rows past it are another sequence's or must stay
- * untouched). When done, every consumer thread arrives on q_empty so the producer may load
- * the next tile's Q there.
+ * Staging (attn_fwd_tile::O_SEPARATE): a buffer of its own where shared memory allows, else
+ * Q's space after the warpgroup's last S = Q·Kᵀ; either way the warpgroup's own 64 rows (the
+ * other warpgroup never reads them) in the swizzled block layout of V's rows — fragment
+ * stores are then free of bank conflicts, and row-wise 16-byte reads give each quarter-warp
+ * one whole 128-byte line. Stores are guarded by the sequence's used length, which covers
+ * varlen and seqused_q (rows past it are another sequence's or must stay untouched). With
+ * O in Q's space every consumer thread arrives on q_empty when done, so the producer may load
+ * the next tile's Q there (with a buffer of its own, Q was freed in the main loop).
  * Check: tests/gpu/gpu_attn_fwd.c (poisoned O and LSE with guards, varlen, seqused_q).
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_EPILOGUE_CUH
@@ -37,6 +38,9 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
   const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
   const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
   const int fragment_column = 2 * (thread % 4);
+  /* A buffer of its own is rewritten here with no barrier since the last tile's reads below:
+   * wait until every thread of the warpgroup has done them. */
+  if constexpr (T::O_SEPARATE) named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
 #pragma unroll
   for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
 #pragma unroll
@@ -45,7 +49,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
       const uint32_t packed = Input == ATTN_INPUT_BF16 ? pack_bf16x2(low, high) : pack_f16x2(low, high);
       const uint32_t offset = smem_k_major_element_offset(SW, T::BLOCK_M, fragment_row + 8 * half,
                                                           fragment_column + 8 * j, T::ELEMENT_BYTES);
-      *reinterpret_cast<uint32_t*>(sm.q + offset) = packed;
+      *reinterpret_cast<uint32_t*>(sm.o + offset) = packed;
     }
   named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
 
@@ -62,7 +66,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
     const int row = packed >> p.pack_shift, head = packed & head_mask;
     if (row < seq.seqlen_q) {
       const uint4 value = *reinterpret_cast<const uint4*>(
-          sm.q + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
+          sm.o + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
       *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
                                           static_cast<int64_t>(head) * p.o_head_stride + column) *
                                              T::ELEMENT_BYTES) = value;
@@ -79,9 +83,11 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
       if (row < seq.seqlen_q) lse_tile[static_cast<int64_t>(head) * p.lse_head_stride + row] = lse[half];
     }
   }
-  /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote. */
-  fence_proxy_async_shared_cta();
-  mbarrier_arrive(sm.q_empty);
+  if constexpr (!T::O_SEPARATE) {
+    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote. */
+    fence_proxy_async_shared_cta();
+    mbarrier_arrive(sm.q_empty);
+  }
 }
 
 #endif

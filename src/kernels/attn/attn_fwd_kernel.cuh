@@ -38,6 +38,7 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
   attn_fwd_smem sm;
   sm.q = smem + T::Q_OFFSET;
+  sm.o = smem + T::O_OFFSET;
   sm.k = smem + T::K_OFFSET;
   sm.v = smem + T::V_OFFSET;
   uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + T::BARRIER_OFFSET);

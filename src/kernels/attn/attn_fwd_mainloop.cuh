@@ -4,7 +4,9 @@
  * Shared memory (attn_fwd_config.cuh): Q (BLOCK_M rows), a ring of STAGES K blocks and one of
  * STAGES V blocks (BLOCK_N keys each), every tile in the swizzled block layout of ptx_desc.cuh
  * (one TMA box per block of swizzle-span columns). Barriers, named by what they guard:
- *   q_full / q_empty         Q landed / both consumers finished the epilogue that reuses Q's space
+ *   q_full / q_empty         Q landed / both consumers are done with it: after their last
+ *                            S = Q·Kᵀ of the tile when O has its own staging buffer, else after
+ *                            the epilogue that stages O in Q's place
  *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
  *   v_full[s] / v_empty[s]   likewise for V and O += P·V
  *
@@ -39,6 +41,7 @@
 struct attn_fwd_smem {
   int* tile;  /* the index of the tile whose Q q_full announces (attn_fwd_scheduler.cuh) */
   uint8_t* q;
+  uint8_t* o; /* O staging: its own buffer, or Q's (attn_fwd_tile::O_SEPARATE) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
   uint8_t* v; /* STAGES × V_STAGE_BYTES */
   uint64_t* q_full;
@@ -51,7 +54,7 @@ struct attn_fwd_smem {
 
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
 constexpr uint32_t ATTN_FWD_SLOT_RELEASES = ATTN_FWD_CONSUMER_THREADS / 32;
-/* Arrivals that free Q: every consumer thread, after its last read of the O staging. */
+/* Arrivals that free Q: every consumer thread (attn_fwd_release_q). */
 constexpr uint32_t ATTN_FWD_Q_RELEASES = ATTN_FWD_CONSUMER_THREADS;
 
 /* ------------------------------------------------------------------------------------ */
@@ -176,6 +179,13 @@ static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
 
+/* Frees Q for the next tile's load once this thread's last S = Q·Kᵀ of the tile completed,
+ * when O has its own staging buffer (else the epilogue frees it; attn_fwd_epilogue.cuh). */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_release_q_early(const attn_fwd_smem& sm) {
+  if constexpr (T::O_SEPARATE) mbarrier_arrive(sm.q_empty);
+}
+
 /* Zeroes rows [valid_rows, BLOCK_N) of a V slot (all of its column blocks); both consumer
  * warpgroups take part and meet at a named barrier before either reads the slot. */
 template <class T>
@@ -208,7 +218,10 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 #pragma unroll
   for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   attn_softmax_init(rows);
-  if (end <= first) return; /* (the caller waited for Q) */
+  if (end <= first) { /* (the caller waited for Q) */
+    attn_fwd_release_q_early<T>(sm);
+    return;
+  }
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
@@ -240,6 +253,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[stage]);
+    if (first == end - 1) attn_fwd_release_q_early<T>(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
     attn_fwd_pack_p<Input, T>(pfrag, s);
@@ -267,6 +281,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[k_stage]);
+    if (n == first) attn_fwd_release_q_early<T>(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
     wgmma_wait_group<0>();
