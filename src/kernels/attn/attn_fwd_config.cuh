@@ -62,7 +62,7 @@ enum attn_fwd_named_barrier {
 
 /* Keys per block for a head dimension (the table above). */
 static __host__ __device__ constexpr int attn_fwd_block_n(int head_dim, int head_dim_v) {
-  return head_dim <= 128 ? 128 : head_dim <= 192 ? 112 : 80;
+  return head_dim <= 64 ? 192 : head_dim <= 96 ? 128 : head_dim <= 128 ? 160 : head_dim <= 192 ? 112 : 80;
 }
 
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
