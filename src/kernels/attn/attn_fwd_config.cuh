@@ -56,7 +56,8 @@ static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS +
 /* Named barriers (0 is __syncthreads). */
 enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
-  ATTN_FWD_BARRIER_V_TAIL = 3      /* both consumers: the zeroed tail rows of a V block are written */
+  ATTN_FWD_BARRIER_V_TAIL = 3,     /* both consumers: the zeroed tail rows of a V block are written */
+  ATTN_FWD_BARRIER_TURN_0 = 4      /* + consumer index: that consumer's turn to issue its wgmmas (ping-pong) */
 };
 
 
@@ -79,6 +80,9 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
   static constexpr int BLOCK_N = attn_fwd_block_n(HeadDim, HeadDimV);
   static constexpr int STAGES = 2;
+  /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
+   * FlashAttention-3 does for 16-bit inputs with d ≤ 128. */
+  static constexpr bool PINGPONG = HeadDim <= 128;
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
    * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */

@@ -77,6 +77,7 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
     attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u};
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
+    if (consumer == 1) attn_fwd_pass_turn<T::PINGPONG>(consumer); /* consumer 0 issues first */
     for (;;) {
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and its index in sm.tile */
       state.q_phase ^= 1u;
@@ -90,6 +91,7 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }
+    if (consumer == 0) attn_fwd_wait_turn<T::PINGPONG>(consumer); /* the turn consumer 1 handed over last */
   }
 }
 

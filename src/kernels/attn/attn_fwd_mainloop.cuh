@@ -202,6 +202,20 @@ static __device__ __forceinline__ void attn_fwd_zero_v_tail(uint8_t* v_slot, int
   named_barrier_sync(ATTN_FWD_BARRIER_V_TAIL, ATTN_FWD_CONSUMER_THREADS);
 }
 
+/* Ping-pong between the consumer warpgroups: each issues its wgmmas only in its turn and then
+ * hands the turn over, so the tensor core alternates between them and one warpgroup's softmax
+ * runs while the other's GEMMs execute (FlashAttention-3 §3.1). Consumer 1 grants consumer 0
+ * the first turn at start; consumer 0 takes the one arrival left over at the end. */
+template <bool Enabled>
+static __device__ __forceinline__ void attn_fwd_wait_turn(int consumer) {
+  if constexpr (Enabled) named_barrier_sync(ATTN_FWD_BARRIER_TURN_0 + consumer, ATTN_FWD_CONSUMER_THREADS);
+}
+
+template <bool Enabled>
+static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
+  if constexpr (Enabled) named_barrier_arrive(ATTN_FWD_BARRIER_TURN_0 + (1 - consumer), ATTN_FWD_CONSUMER_THREADS);
+}
+
 /* Consumer state that lives across the tiles of a CTA. */
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
@@ -247,9 +261,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     const int stage = state.k_position.stage;
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, q_address, k_base + stage * T::K_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[stage]);
@@ -268,6 +284,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(o);
 #pragma unroll
     for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, q_address, k_base + k_stage * T::K_STAGE_BYTES);
     wgmma_commit_group();
@@ -278,6 +295,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[k_stage]);
@@ -298,9 +316,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
     attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
+    attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
     wgmma_commit_group();
+    attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
