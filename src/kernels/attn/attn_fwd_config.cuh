@@ -8,16 +8,14 @@
  * CTA tile is BLOCK_M = 128 query rows of one (batch, query head), 64 rows per consumer, and
  * the key/value sequence is walked in blocks of BLOCK_N keys through a STAGES-deep ring.
  *
- * Head-dimension table (BLOCK_N is bounded by registers: per consumer thread O needs d_v/2
- * fp32, S BLOCK_N/2 fp32 and P BLOCK_N/4 packed pairs, all live at once in the overlapped
- * loop; and by shared memory: Q + STAGES · (K + V) ≤ 227 KB):
- *   d    d_v   BLOCK_N   swizzle   smem (2 stages)   O staging
- *   64   64    128       128B      80 KB            + 16 KB of its own
- *   96   96    128        64B     120 KB            + 24 KB of its own
- *   128  128   128       128B     160 KB            + 32 KB of its own
- *   192  128   112       128B     188 KB            + 32 KB of its own
- *   192  192   112       128B     216 KB            in Q's place
- *   256  256    80       128B     224 KB            in Q's place
+ * Instances (attn_fwd_instances.cuh: head dims and BLOCK_N, which registers bound):
+ *   d    d_v   BLOCK_N     swizzle   smem (2 stages, Q + K + V)   O staging
+ *   64   64    128, 192    128B       80, 112 KB                  + 16 KB of its own
+ *   96   96    128          64B      120 KB                       + 24 KB of its own
+ *   128  128   128, 160    128B      160, 192 KB                  + 32 KB of its own
+ *   192  128   112         128B      188 KB                       + 32 KB of its own
+ *   192  192   112         128B      216 KB                       in Q's place
+ *   256  256    80         128B      224 KB                       in Q's place
  * Check: `nvcc -Xptxas -v` on src/kernels/inst/attn_fwd_*.cu shows no spills and no stack
  * frame; the static_asserts below hold the arithmetic.
  */
@@ -61,24 +59,19 @@ enum attn_fwd_named_barrier {
 };
 
 
-/* Keys per block for a head dimension (the table above). */
-static __host__ __device__ constexpr int attn_fwd_block_n(int head_dim, int head_dim_v) {
-  return head_dim <= 64 ? 192 : head_dim <= 96 ? 128 : head_dim <= 128 ? 160 : head_dim <= 192 ? 112 : 80;
-}
-
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
  * else 64B (d = 96: 192-byte rows are three 64-byte blocks). */
 static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes) {
   return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
 }
 
-template <int HeadDim, int HeadDimV>
+template <int HeadDim, int HeadDimV, int BlockN>
 struct attn_fwd_tile {
   static constexpr int HEAD_DIM = HeadDim;
   static constexpr int HEAD_DIM_V = HeadDimV;
   static constexpr int ELEMENT_BYTES = 2;
   static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
-  static constexpr int BLOCK_N = attn_fwd_block_n(HeadDim, HeadDimV);
+  static constexpr int BLOCK_N = BlockN;
   static constexpr int STAGES = 2;
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. */

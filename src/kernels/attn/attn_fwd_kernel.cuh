@@ -9,7 +9,7 @@
  *                    registers between them (attn_fwd_softmax.cuh, attn_fwd_mask.cuh), then
  *                    the epilogue (attn_fwd_epilogue.cuh).
  * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh.
- * Instantiated per (input dtype, d, d_v) in src/kernels/inst/attn_fwd_*.cu; shapes from
+ * Instantiated per (input dtype, d, d_v, BLOCK_N) in src/kernels/inst/attn_fwd_*.cu; shapes from
  * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
  * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
  * no stack frame, no C7510/C7519 (serialized wgmma) warnings; SASS shows HGMMA.
@@ -29,10 +29,10 @@
 #include "kernels/common/kernel_attributes.cuh"
 #include "kernels/common/ptx.cuh"
 
-template <int Input, int HeadDim, int HeadDimV>
+template <int Input, int HeadDim, int HeadDimV, int BlockN>
 __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN>;
   extern __shared__ uint8_t attn_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
@@ -96,13 +96,14 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
 }
 
 /* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
-template <int Input, int HeadDim, int HeadDimV>
+template <int Input, int HeadDim, int HeadDimV, int BlockN>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context) {
-  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV>;
-  constexpr int smem_bytes = static_cast<int>(attn_fwd_tile<HeadDim, HeadDimV>::SMEM_BYTES);
-  constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * attn_fwd_instance_index(HeadDim, HeadDimV) + Input;
-  static_assert(attn_fwd_instance_index(HeadDim, HeadDimV) >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN>;
+  constexpr int smem_bytes = static_cast<int>(attn_fwd_tile<HeadDim, HeadDimV, BlockN>::SMEM_BYTES);
+  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN);
+  constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
+  static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;

@@ -8,11 +8,13 @@
  * layout the API accepts (packed, padded, heads-major, packed QKV) is loaded without copies;
  * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
  * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
- * Causal, local and varlen problems use the dynamic tile scheduler: its counter is the
+ * The key-block width is chosen per problem among the built ones (block_n_for: padding of
+ * the last block against each block's fixed cost). Causal, local and varlen problems use the
+ * dynamic tile scheduler: its counter is the
  * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
  * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
  * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
- * ATTN_FWD_HEAD_DIMS, paged KV and num_splits > 1 (the split-KV decoding issue).
+ * ATTN_FWD_INSTANCES, paged KV and num_splits > 1 (the split-KV decoding issue).
  * Check: tests/gpu/gpu_attn_fwd.c (also asserts these refusals).
  */
 #include <math.h>
@@ -34,27 +36,59 @@ namespace {
 
 typedef cudaError_t (*attn_fwd_launcher)(const attn_fwd_params&, int, cudaStream_t, const fc_cuda_context*);
 
-/* The instance for (dtype, d, d_v), or NULL when that pair is not built. */
-attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v) {
+/* Does the build have an instance for (d, d_v)? */
+bool head_dims_built(int head_dim, int head_dim_v) {
+#define ATTN_FWD_BUILT(d, dv, n) \
+  if (head_dim == d && head_dim_v == dv) return true;
+  ATTN_FWD_INSTANCES(ATTN_FWD_BUILT)
+#undef ATTN_FWD_BUILT
+  return false;
+}
+
+/* A key block's fixed cost (barrier waits, row reductions, O rescale) in key-equivalents
+ * times d: ~18 keys at d128 and ~36 at d64, fitted to the H200 A/B of 128- against 160- and
+ * 192-key blocks at 16k (bf16, 2026-11-29; attn_fwd_instances.cuh). */
+constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
+
+/* The key-block width for (d, d_v) and seqlen_k: the built width that minimizes
+ * blocks × (BLOCK_N + per-block overhead), i.e. padding of the last block against the fixed
+ * cost of each. Ties go to the wider. 0 when (d, d_v) is not built. */
+int block_n_for(int head_dim, int head_dim_v, int seqlen_k) {
+  const int64_t keys = seqlen_k > 0 ? seqlen_k : 1;
+  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
+  int best = 0;
+  int64_t best_cost = 0;
+#define ATTN_FWD_COST(d, dv, n)                                               \
+  if (head_dim == d && head_dim_v == dv) {                                      \
+    const int64_t cost = (keys + n - 1) / n * (n + overhead);                   \
+    if (best == 0 || cost <= best_cost) best = n, best_cost = cost;             \
+  }
+  ATTN_FWD_INSTANCES(ATTN_FWD_COST)
+#undef ATTN_FWD_COST
+  return best;
+}
+
+/* The instance for (dtype, d, d_v, BLOCK_N), or NULL when it is not built. */
+attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
-#define ATTN_FWD_PICK(d, dv)                                                                        \
-  if (head_dim == d && head_dim_v == dv) return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv> \
-                                                     : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv>;
-  ATTN_FWD_HEAD_DIMS(ATTN_FWD_PICK)
+#define ATTN_FWD_PICK(d, dv, n)                                                                              \
+  if (head_dim == d && head_dim_v == dv && block_n == n) return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n> \
+                                                                     : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n>;
+  ATTN_FWD_INSTANCES(ATTN_FWD_PICK)
 #undef ATTN_FWD_PICK
   return nullptr;
 }
 
-/* Tile sizes of the instance for (d, d_v) (host side of attn_fwd_config.cuh's table). */
+/* Tile sizes of an instance (host side of attn_fwd_config.cuh). */
 struct tile_info {
   int block_m, block_n, qk_box_inner, v_box_inner;
   fc_tensor_map_swizzle qk_swizzle, v_swizzle;
 };
 
-tile_info tile_for(int head_dim, int head_dim_v) {
+tile_info tile_for(int head_dim, int head_dim_v, int block_n) {
   tile_info t;
   t.block_m = ATTN_FWD_BLOCK_M;
-  t.block_n = attn_fwd_block_n(head_dim, head_dim_v);
+  t.block_n = block_n;
   const smem_swizzle qk = attn_fwd_swizzle(head_dim * 2), v = attn_fwd_swizzle(head_dim_v * 2);
   t.qk_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(qk));
   t.v_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(v));
@@ -63,12 +97,16 @@ tile_info tile_for(int head_dim, int head_dim_v) {
   return t;
 }
 
+/* "(64, 64), (96, 96), ...": each built (d, d_v) pair once. */
 void list_head_dims(char* out, size_t cap) {
   size_t used = 0;
+  int last_d = 0, last_dv = 0;
   out[0] = '\0';
-#define ATTN_FWD_NAME(d, dv) \
-  if (used < cap) used += (size_t)snprintf(out + used, cap - used, used ? ", (%d, %d)" : "(%d, %d)", d, dv);
-  ATTN_FWD_HEAD_DIMS(ATTN_FWD_NAME)
+#define ATTN_FWD_NAME(d, dv, n)                                                                          \
+  if ((d != last_d || dv != last_dv) && used < cap)                                                      \
+    used += (size_t)snprintf(out + used, cap - used, used ? ", (%d, %d)" : "(%d, %d)", d, dv);           \
+  last_d = d, last_dv = dv;
+  ATTN_FWD_INSTANCES(ATTN_FWD_NAME)
 #undef ATTN_FWD_NAME
 }
 
@@ -208,7 +246,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, cons
              flashc_dtype_name(p->out_dtype), flashc_dtype_name(p->dtype));
     return FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
   }
-  if (!launcher_for(p->dtype, p->head_dim, p->head_dim_v)) {
+  if (!head_dims_built(p->head_dim, p->head_dim_v)) {
     char built[128];
     list_head_dims(built, sizeof built);
     snprintf(why_not->text, sizeof why_not->text,
@@ -239,7 +277,8 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
 
-  const tile_info tile = tile_for(p->head_dim, p->head_dim_v);
+  const int block_n = block_n_for(p->head_dim, p->head_dim_v, p->seqlen_k);
+  const tile_info tile = tile_for(p->head_dim, p->head_dim_v, block_n);
   attn_fwd_params params;
   memset(&params, 0, sizeof params);
   const int varlen_q = p->cu_seqlens_q != NULL, varlen_k = p->cu_seqlens_k != NULL;
@@ -308,7 +347,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
   const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
   const cudaError_t error =
-      launcher_for(p->dtype, p->head_dim, p->head_dim_v)(params, grid, static_cast<cudaStream_t>(stream), context);
+      launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n)(params, grid, static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
   return FLASHC_STATUS_SUCCESS;
