@@ -6,8 +6,11 @@
  * (bench/ab_attn.sh wraps it for prebuilt archives); the peers (cuDNN, FA2) are
  * bench_attn.py's job.
  *
- *   ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ...
- *           NAME=LIBRARY ...
+ *   ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16]
+ *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q]]] ... NAME=LIBRARY ...
+ *
+ * seqlen is the key length (and the query length unless seqlen_q is given); heads_kv (0 =
+ * heads) makes it GQA/MQA, e.g. a decode step with pack-GQA: --case 128,8192,32,32,0,4,1.
  *
  * Each timed call follows an L2 flush (a 256 MB memset outside the events). Per variant and
  * case it prints the best time's TFLOP/s (the least disturbed run: the H200 shows two
@@ -44,7 +47,7 @@ typedef struct variant {
 } variant;
 
 typedef struct attn_case {
-  int d, seqlen, batch, heads, causal;
+  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q;
 } attn_case;
 
 static void die(const char* what, const char* detail) {
@@ -115,9 +118,14 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
-      c->causal = 0;
-      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads, &c->causal) < 4)
-        die("--case takes d,seqlen,batch,heads[,causal]", argv[i]);
+      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0;
+      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads,
+                                            &c->causal, &c->heads_kv, &c->seqlen_q) < 4)
+        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q]]]", argv[i]);
+      if (c->heads_kv <= 0) c->heads_kv = c->heads;
+      if (c->seqlen_q <= 0) c->seqlen_q = c->seqlen;
+      if (c->d <= 0 || c->seqlen <= 0 || c->batch <= 0 || c->heads <= 0 || c->heads % c->heads_kv != 0)
+        die("--case: positive sizes, heads a multiple of heads_kv", argv[i]);
       ++case_count;
     } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
       load_variant(&variants[variant_count++], argv[i]);
@@ -138,7 +146,7 @@ int main(int argc, char** argv) {
   check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
   printf("# %s; %s; %d rounds x %d calls per variant and case, L2 flushed before each\n", properties.name,
          bf16 ? "bf16" : "fp16", rounds, iters);
-  printf("%-28s", "case (TFLOP/s best / median)");
+  printf("%-36s", "case (TFLOP/s best / median)");
   for (int v = 0; v < variant_count; ++v) printf(" %17s", variants[v].name);
   for (int v = 1; v < variant_count; ++v) printf(" %8s/%s", variants[v].name, variants[0].name);
   printf("\n");
@@ -146,19 +154,22 @@ int main(int argc, char** argv) {
   static float samples[MAX_VARIANTS][MAX_SAMPLES];
   for (int c = 0; c < case_count; ++c) {
     const attn_case* k = &cases[c];
-    const size_t elements = (size_t)k->batch * k->seqlen * k->heads * k->d;
-    uint16_t* host = (uint16_t*)malloc(elements * 2);
+    const size_t q_elements = (size_t)k->batch * k->seqlen_q * k->heads * k->d;
+    const size_t kv_elements = (size_t)k->batch * k->seqlen * k->heads_kv * k->d;
+    const size_t most = q_elements > kv_elements ? q_elements : kv_elements;
+    uint16_t* host = (uint16_t*)malloc(most * 2);
     void *q, *kk, *vv, *o, *workspace = NULL;
     float* lse;
-    check_cuda(cudaMalloc(&q, elements * 2), "cudaMalloc q");
-    check_cuda(cudaMalloc(&kk, elements * 2), "cudaMalloc k");
-    check_cuda(cudaMalloc(&vv, elements * 2), "cudaMalloc v");
-    check_cuda(cudaMalloc(&o, elements * 2), "cudaMalloc o");
-    check_cuda(cudaMalloc((void**)&lse, (size_t)k->batch * k->heads * k->seqlen * 4), "cudaMalloc lse");
+    check_cuda(cudaMalloc(&q, q_elements * 2), "cudaMalloc q");
+    check_cuda(cudaMalloc(&kk, kv_elements * 2), "cudaMalloc k");
+    check_cuda(cudaMalloc(&vv, kv_elements * 2), "cudaMalloc v");
+    check_cuda(cudaMalloc(&o, q_elements * 2), "cudaMalloc o");
+    check_cuda(cudaMalloc((void**)&lse, (size_t)k->batch * k->heads * k->seqlen_q * 4), "cudaMalloc lse");
     void* tensors[3] = {q, kk, vv};
+    const size_t counts[3] = {q_elements, kv_elements, kv_elements};
     for (int t = 0; t < 3; ++t) {
-      fill_random(host, elements, bf16, 1000u * c + t);
-      check_cuda(cudaMemcpy(tensors[t], host, elements * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
+      fill_random(host, counts[t], bf16, 1000u * c + t);
+      check_cuda(cudaMemcpy(tensors[t], host, counts[t] * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
     }
     free(host);
     flashc_attn_fwd_params params[MAX_VARIANTS];
@@ -168,8 +179,10 @@ int main(int argc, char** argv) {
       variants[v].params_init(p);
       p->dtype = bf16 ? FLASHC_DTYPE_BF16 : FLASHC_DTYPE_FP16;
       p->batch = k->batch;
-      p->seqlen_q = p->seqlen_k = k->seqlen;
+      p->seqlen_q = k->seqlen_q;
+      p->seqlen_k = k->seqlen;
       p->heads_q = k->heads;
+      p->heads_kv = k->heads_kv;
       p->head_dim = k->d;
       p->q = q, p->k = kk, p->v = vv, p->o = o, p->lse = lse;
       p->causal = k->causal;
@@ -198,13 +211,19 @@ int main(int argc, char** argv) {
           check_cuda(cudaEventElapsedTime(&samples[v][r * iters + it], start, stop), "elapsed");
         }
       }
-    /* FLOPs: 4 · seqlen_q · seqlen_k · d per head (S and P·V), the visible half-plus-diagonal
-     * for causal (DESIGN.md §7 counts causal as half). */
-    const double pairs = k->causal ? (double)k->seqlen * (k->seqlen + 1) / 2.0 : (double)k->seqlen * k->seqlen;
+    /* FLOPs: 4 · d per visible (query, key) pair (S and P·V); causal is bottom-right aligned,
+     * so query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k). */
+    double pairs = 0;
+    for (int i = 0; i < k->seqlen_q; ++i) {
+      const int visible = k->causal ? k->seqlen - k->seqlen_q + i + 1 : k->seqlen;
+      pairs += visible < 0 ? 0 : visible > k->seqlen ? k->seqlen : visible;
+    }
     const double flops = 4.0 * pairs * k->d * k->heads * k->batch;
     char label[64];
     snprintf(label, sizeof label, "d%d s%d b%d h%d%s", k->d, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
-    printf("%-28s", label);
+    if (k->heads_kv != k->heads || k->seqlen_q != k->seqlen)
+      snprintf(label + strlen(label), sizeof label - strlen(label), " kv%d q%d", k->heads_kv, k->seqlen_q);
+    printf("%-36s", label);
     double best0 = 0;
     double best[MAX_VARIANTS];
     for (int v = 0; v < variant_count; ++v) {
