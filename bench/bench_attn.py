@@ -21,7 +21,6 @@ SDPA-flash (FA2), and flashc's ratio to each; geometric means last. The library 
 `import flashc` finds (FLASHC_LIBRARY, the package, the repository's build directories).
 """
 import argparse
-import datetime
 import json
 import math
 import os
@@ -35,7 +34,7 @@ import torch  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 import flashc  # noqa: E402
-from bench_timing import time_cuda  # noqa: E402
+from bench_timing import record_header, time_cuda  # noqa: E402
 
 TOKENS = 16384
 HIDDEN = 2048
@@ -127,19 +126,8 @@ def main():
     head_dims = [int(x) for x in args.d.split(",")] if args.d else HEAD_DIMS
     directions = args.direction or ["fwd", "bwd"]
 
-    device = torch.cuda.current_device()
-    header = {
-        "benchmark": "attention",
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "gpu": torch.cuda.get_device_name(device),
-        "torch": torch.__version__,
-        "cudnn": torch.backends.cudnn.version(),
-        "flashc": flashc.__version__,
-        "flashc_library": flashc.library_path,
-        "flashc_build": flashc.build_info(),
-        "flashc_kernels": flashc.kernels(device),
-        "method": f"CUDA events, median of {runs} runs after {warmup} warm-ups; tokens {TOKENS}, hidden {HIDDEN}",
-    }
+    header = record_header("attention", f"CUDA events, median of {runs} runs after {warmup} warm-ups; tokens {TOKENS}, "
+                           f"hidden {HIDDEN}", cudnn=torch.backends.cudnn.version())
     print(f"# {header['gpu']}; torch {header['torch']}, cuDNN {header['cudnn']}; flashc {header['flashc']} "
           f"({header['flashc_library']})", flush=True)
     print(f"# flashc kernels: {header['flashc_kernels']}", flush=True)

@@ -15,7 +15,6 @@ flashc's result is checked against torch's (max relative difference) on the firs
     python3 bench/bench_gemm.py [--quick] [--json FILE] [--runs N] [--dtype bf16|fp16|e4m3]
 """
 import argparse
-import datetime
 import json
 import math
 import os
@@ -28,7 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import torch  # noqa: E402
 
 import flashc  # noqa: E402
-from bench_timing import time_cuda  # noqa: E402
+from bench_timing import record_header, time_cuda  # noqa: E402
 
 SQUARES = [1024, 2048, 4096, 8192, 16384]
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384]
@@ -89,19 +88,8 @@ def main():
     dtypes = args.dtype or ["bf16", "fp16", "e4m3"]
     runs = args.runs or (8 if args.quick else 20)
     warmup = 2 if args.quick else 5
-    device = torch.cuda.current_device()
-    header = {
-        "benchmark": "gemm",
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
-        "gpu": torch.cuda.get_device_name(device),
-        "torch": torch.__version__,
-        "flashc": flashc.__version__,
-        "flashc_library": flashc.library_path,
-        "flashc_build": flashc.build_info(),
-        "flashc_kernels": flashc.kernels(device),
-        "method": f"CUDA events, median of {runs} samples after {warmup} warm-ups; inputs rotated over "
-                  f">= {ROTATION_BYTES >> 20} MB",
-    }
+    header = record_header("gemm", f"CUDA events, median of {runs} samples after {warmup} warm-ups; inputs rotated "
+                           f"over >= {ROTATION_BYTES >> 20} MB")
     print(f"# {header['gpu']}; torch {header['torch']}; flashc {header['flashc']} ({header['flashc_library']})",
           flush=True)
     cases = [(dt, s) for dt in dtypes for s in shapes(args.quick, dt)]

@@ -1,7 +1,11 @@
-"""bench_timing.py — how the Python benchmarks time a CUDA call (bench_attn.py, bench_gemm.py)."""
+"""bench_timing.py — what the Python benchmarks share (bench_attn.py, bench_gemm.py): how a CUDA
+call is timed, and the header of a record."""
+import datetime
 import statistics
 
 import torch
+
+import flashc
 
 # Host time a call may take without the GPU waiting for it, per queued call (generous: the
 # Python wrappers of flashc and SDPA take tens to ~150 microseconds per call).
@@ -35,3 +39,20 @@ def time_cuda(function, warmup, runs):
         end.synchronize()
         times.append(start.elapsed_time(end) / inner)
     return statistics.median(times)
+
+
+def record_header(benchmark, method, **extra):
+    """The fields every --json record starts with: what ran, where, which builds, how timed."""
+    device = torch.cuda.current_device()
+    return {
+        "benchmark": benchmark,
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(device),
+        "torch": torch.__version__,
+        **extra,
+        "flashc": flashc.__version__,
+        "flashc_library": flashc.library_path,
+        "flashc_build": flashc.build_info(),
+        "flashc_kernels": flashc.kernels(device),
+        "method": method,
+    }

@@ -259,3 +259,22 @@ class _NullGuard:
 
     def __exit__(self, *exc):
         return False
+
+
+def split_qkv(qkv, num_heads_q):
+    """Views q, k, v of a packed qkv (numpy array or torch tensor, no copies): (batch, seqlen,
+    3, heads, dim), or (batch, seqlen, heads_q + 2·heads_kv, dim) with num_heads_q given."""
+    if qkv.ndim == 5:
+        if qkv.shape[2] != 3:
+            raise ValueError(f"qkv of shape {tuple(qkv.shape)}: the third dimension must be 3 (q, k, v)")
+        return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+    if qkv.ndim != 4:
+        raise ValueError(f"qkv must be (batch, seqlen, 3, heads, dim) or (batch, seqlen, heads_q + 2*heads_kv, dim), "
+                         f"got shape {tuple(qkv.shape)}")
+    if num_heads_q is None:
+        raise ValueError("a 4-D qkv needs num_heads_q (the split is heads_q, heads_kv, heads_kv)")
+    heads_kv, remainder = divmod(qkv.shape[2] - num_heads_q, 2)
+    if remainder or heads_kv <= 0:
+        raise ValueError(f"qkv has {qkv.shape[2]} heads, which is not num_heads_q ({num_heads_q}) + 2 * heads_kv")
+    return (qkv[:, :, :num_heads_q], qkv[:, :, num_heads_q:num_heads_q + heads_kv],
+            qkv[:, :, num_heads_q + heads_kv:])

@@ -13,6 +13,7 @@ from typing import List, Optional, Tuple
 import torch
 
 from . import _ops
+from ._arrays import split_qkv
 
 Tensor = torch.Tensor
 
@@ -188,24 +189,6 @@ gemm.register_autograd(_gemm_backward, setup_context=_gemm_setup_context)
 # ---------------------------------------------------------------------------------------------
 # Packed QKV
 # ---------------------------------------------------------------------------------------------
-
-def split_qkv(qkv, num_heads_q):
-    """Views q, k, v of a packed qkv: (batch, seqlen, 3, heads, dim), or (batch, seqlen,
-    heads_q + 2·heads_kv, dim) with num_heads_q given. No copies."""
-    if qkv.dim() == 5:
-        if qkv.shape[2] != 3:
-            raise ValueError(f"qkv of shape {tuple(qkv.shape)}: the third dimension must be 3 (q, k, v)")
-        return qkv.unbind(dim=2)
-    if qkv.dim() != 4:
-        raise ValueError(f"qkv must be (batch, seqlen, 3, heads, dim) or (batch, seqlen, heads_q + 2*heads_kv, dim), "
-                         f"got shape {tuple(qkv.shape)}")
-    if num_heads_q is None:
-        raise ValueError("a 4-D qkv needs num_heads_q (the split is heads_q, heads_kv, heads_kv)")
-    heads_kv, remainder = divmod(qkv.shape[2] - num_heads_q, 2)
-    if remainder or heads_kv <= 0:
-        raise ValueError(f"qkv has {qkv.shape[2]} heads, which is not num_heads_q ({num_heads_q}) + 2 * heads_kv")
-    return qkv.split([num_heads_q, heads_kv, heads_kv], dim=2)
-
 
 class FlashAttnQKVPackedFunc(torch.autograd.Function):
     """q, k, v are views of qkv; the backward allocates one dqkv and hands its views to the

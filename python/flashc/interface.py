@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from . import _ops
-from ._arrays import Ops, is_torch
+from ._arrays import Ops, is_torch, split_qkv
 
 _UNSET_WINDOW = (-1, -1)
 
@@ -179,23 +179,6 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q=Non
                       pack_gqa=_pack_gqa_code(pack_gqa), deterministic=bool(deterministic))
 
 
-def _split_qkv_numpy(qkv, num_heads_q):
-    if qkv.ndim == 5:
-        if qkv.shape[2] != 3:
-            raise ValueError(f"qkv of shape {qkv.shape}: the third dimension must be 3 (q, k, v)")
-        return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-    if qkv.ndim != 4:
-        raise ValueError(f"qkv must be (batch, seqlen, 3, heads, dim) or (batch, seqlen, heads_q + 2*heads_kv, dim), "
-                         f"got shape {qkv.shape}")
-    if num_heads_q is None:
-        raise ValueError("a 4-D qkv needs num_heads_q (the split is heads_q, heads_kv, heads_kv)")
-    heads_kv, remainder = divmod(qkv.shape[2] - num_heads_q, 2)
-    if remainder or heads_kv <= 0:
-        raise ValueError(f"qkv has {qkv.shape[2]} heads, which is not num_heads_q ({num_heads_q}) + 2 * heads_kv")
-    return (qkv[:, :, :num_heads_q], qkv[:, :, num_heads_q:num_heads_q + heads_kv],
-            qkv[:, :, num_heads_q + heads_kv:])
-
-
 def flash_attn_qkvpacked_func(qkv, softmax_scale=None, causal=False, q_descale=None, k_descale=None,
                               v_descale=None, window_size=(-1, -1), attention_chunk=0, softcap=0.0,
                               deterministic=False, num_heads_q=None, sm_margin=0, return_attn_probs=False):
@@ -213,7 +196,7 @@ def flash_attn_qkvpacked_func(qkv, softmax_scale=None, causal=False, q_descale=N
             qkv, num_heads_q, scale, bool(causal), left, right, float(softcap), bool(deterministic), q_descale,
             k_descale, v_descale)
         return (out, lse) if return_attn_probs else out
-    q, k, v = _split_qkv_numpy(qkv, num_heads_q)
+    q, k, v = split_qkv(qkv, num_heads_q)
     return _attention(q, k, v, return_lse=return_attn_probs, q_descale=q_descale, k_descale=k_descale,
                       v_descale=v_descale, softmax_scale=scale, causal=bool(causal), window_left=left,
                       window_right=right, softcap=float(softcap))
