@@ -118,6 +118,12 @@ static __device__ __forceinline__ void gemm_hopper_descriptors(
   }
 }
 
+/* A compile-time buffer index (0 or 1) for the FP8 promotion's generic lambda. */
+template <int Index>
+struct gemm_buffer {
+  static constexpr int value = Index;
+};
+
 /* Consumer warpgroup `consumer`: the whole K loop of one tile into `acc` (fully overwritten). */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
@@ -152,26 +158,62 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
     wgmma_fence_operand(acc);
     if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]);
   } else {
-    float partial[T::ACCUMULATORS];
+    /* Two partial accumulators: k-tile i runs into one while the other, k-tile i − 1's, is
+     * added into the fp32 accumulator, so the promotion and the wait for it overlap the next
+     * k-tile's WGMMAs (one buffer serialized issue → wait → add every k-tile). */
+    float partial[2][T::ACCUMULATORS];
 #pragma unroll
     for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] = 0.0f;
-    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    if (k_tiles <= 0) return;
+    /* The next k-tile's WGMMAs into partial[Current] (issue only); returns its ring slot. */
+    auto issue_into = [&](auto buffer) {
+      constexpr int CURRENT = decltype(buffer)::value;
+      const int stage = position.stage;
       uint64_t desc_a[STEPS], desc_b[STEPS];
-      gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(slots_address + position.stage * T::STAGE_BYTES,
-                                                                 consumer, desc_a, desc_b);
-      mbarrier_wait_parity(&ring.full[position.stage], position.phase);
-      wgmma_fence_operand(partial);
+      gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(slots_address + stage * T::STAGE_BYTES, consumer,
+                                                                 desc_a, desc_b);
+      mbarrier_wait_parity(&ring.full[stage], position.phase);
+      wgmma_fence_operand(partial[CURRENT]);
       wgmma_fence();
 #pragma unroll
       for (int step = 0; step < STEPS; ++step)
-        gemm_hopper_wgmma<Input, BlockN, 0, 0>(partial, desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
+        gemm_hopper_wgmma<Input, BlockN, 0, 0>(partial[CURRENT], desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
       wgmma_commit_group();
-      wgmma_wait_group<0>();
-      wgmma_fence_operand(partial);
-      gemm_hopper_release(&ring.empty[position.stage]);
+      wgmma_fence_operand(partial[CURRENT]);
       ring_advance<T::STAGES>(position);
+      return stage;
+    };
+    int previous_stage = issue_into(gemm_buffer<0>{}); /* k-tile 0 */
+    /* Issue into Current, then promote the other buffer (the k-tile before), which the wait
+     * for all but the newest group has completed. */
+    auto step_into = [&](auto buffer) {
+      constexpr int CURRENT = decltype(buffer)::value, PREVIOUS = 1 - CURRENT;
+      const int stage = issue_into(buffer);
+      wgmma_wait_group<1>();
+      wgmma_fence_operand(partial[PREVIOUS]);
+      gemm_hopper_release(&ring.empty[previous_stage]); /* its slot is read */
+      previous_stage = stage;
 #pragma unroll
-      for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] += partial[i];
+      for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] += partial[PREVIOUS][i];
+    };
+    auto finish_from = [&](auto buffer) {
+      constexpr int LAST = decltype(buffer)::value;
+      wgmma_wait_group<0>();
+      wgmma_fence_operand(partial[LAST]);
+      gemm_hopper_release(&ring.empty[previous_stage]);
+#pragma unroll
+      for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] += partial[LAST][i];
+    };
+    int k_tile = 1;
+    for (; k_tile + 1 < k_tiles; k_tile += 2) { /* two per trip, so the buffers alternate at compile time */
+      step_into(gemm_buffer<1>{});
+      step_into(gemm_buffer<0>{});
+    }
+    if (k_tile < k_tiles) {
+      step_into(gemm_buffer<1>{});
+      finish_from(gemm_buffer<1>{});
+    } else {
+      finish_from(gemm_buffer<0>{});
     }
   }
 }
