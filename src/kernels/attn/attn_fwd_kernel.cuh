@@ -49,7 +49,10 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
   sm.tile = reinterpret_cast<int*>(sm.v_empty + T::STAGES);
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + sizeof(int) <= ATTN_FWD_SMEM_BARRIER_BYTES, "barrier space");
+  sm.softmax_pins = sm.tile + 1;
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + (1 + ATTN_FWD_CONSUMER_THREADS / 32) * sizeof(int) <=
+                    ATTN_FWD_SMEM_BARRIER_BYTES,
+                "barrier space: barriers, the tile word and the softmax pins");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);

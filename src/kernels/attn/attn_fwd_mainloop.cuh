@@ -50,6 +50,7 @@ struct attn_fwd_smem {
   uint64_t* k_empty;
   uint64_t* v_full;
   uint64_t* v_empty;
+  int* softmax_pins; /* one word per consumer warp, written and never read (attn_fwd_pin_softmax) */
 };
 
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
@@ -139,25 +140,28 @@ static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint
   else wgmma_rs_f16<1>(acc, a, desc_b, 1u);
 }
 
-/* S = Q·Kᵀ for this consumer's 64 rows (issue only). */
+/* S = Q·Kᵀ for this consumer's 64 rows (issue only), from the descriptors of Q and of the K
+ * slot at k = 0; each k-step moves them by a compile-time offset (smem_desc_advance_low), so
+ * the issue sequence is wgmmas and 32-bit adds, not re-encoded descriptors. */
 template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[T::S_ACCUMULATORS], uint32_t q_address,
-                                                         uint32_t k_address) {
+static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[T::S_ACCUMULATORS], uint64_t desc_q0,
+                                                         uint64_t desc_k0) {
 #pragma unroll
   for (int step = 0; step < T::QK_STEPS; ++step) {
-    const uint64_t desc_q = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, step * 32u);
-    const uint64_t desc_k = smem_desc_k_major_at(k_address, T::QK_SWIZZLE, T::BLOCK_N, step * 32u);
+    const uint64_t desc_q = smem_desc_advance_low(desc_q0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_M, step * 32u));
+    const uint64_t desc_k = smem_desc_advance_low(desc_k0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_N, step * 32u));
     attn_wgmma_ss<Input, T::S_ACCUMULATORS, 0>(s, desc_q, desc_k, step > 0 ? 1u : 0u);
   }
 }
 
-/* O += P·V (issue only); V is MN-major (contiguous along d_v). */
+/* O += P·V (issue only) from the descriptor of the V slot at key 0; V is MN-major (contiguous
+ * along d_v). */
 template <int Input, class T>
 static __device__ __forceinline__ void attn_fwd_issue_pv(float (&o)[T::O_ACCUMULATORS],
-                                                         const uint32_t (&p)[T::PV_STEPS][4], uint32_t v_address) {
+                                                         const uint32_t (&p)[T::PV_STEPS][4], uint64_t desc_v0) {
 #pragma unroll
   for (int step = 0; step < T::PV_STEPS; ++step) {
-    const uint64_t desc_v = smem_desc_mn_major_at(v_address, T::V_SWIZZLE, T::BLOCK_N, step * T::K_PER_WGMMA);
+    const uint64_t desc_v = smem_desc_advance_low(desc_v0, smem_mn_major_offset(T::V_SWIZZLE, step * T::K_PER_WGMMA));
     attn_wgmma_rs<Input, T::O_ACCUMULATORS>(o, p[step], desc_v);
   }
 }
@@ -216,6 +220,16 @@ static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
   if constexpr (Enabled) named_barrier_arrive(ATTN_FWD_BARRIER_TURN_0 + (1 - consumer), ATTN_FWD_CONSUMER_THREADS);
 }
 
+/* Keeps the P·V wait after the softmax. ptxas's scheduler otherwise hoists wgmma.wait_group 0
+ * above the whole softmax (bench/sass_attn.sh showed DEPBAR before the row-max shuffles and
+ * the exponentials, though the PTX has it after them), so the exponentials ran after P·V
+ * instead of under it. A shared store that depends on every exponential (through the row
+ * sums), placed before the wait, pins it: ptxas keeps the wait after an earlier shared store.
+ * One store per warp-instruction to a word nobody reads. */
+static __device__ __forceinline__ void attn_fwd_pin_softmax(int* pin, const attn_softmax_rows& rows) {
+  *pin = __float_as_int(rows.sum[0] + rows.sum[1]);
+}
+
 /* Consumer state that lives across the tiles of a CTA. */
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
@@ -239,7 +253,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
-  const uint32_t k_base = smem_u32(sm.k), v_base = smem_u32(sm.v);
+  /* Descriptors at k = 0 of this consumer's Q rows and of ring slot 0; a slot is a fixed
+   * offset further (smem_desc_advance_low). */
+  const uint64_t desc_q = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, 0);
+  const uint64_t desc_k_slot0 = smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0);
+  const uint64_t desc_v_slot0 = smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0);
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;
   /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail). */
   const int tail_rows = seq.seqlen_k - (end - 1) * T::BLOCK_N;
@@ -263,7 +281,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(s);
     attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s, q_address, k_base + stage * T::K_STAGE_BYTES);
+    attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();
@@ -286,14 +304,14 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
     attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s, q_address, k_base + k_stage * T::K_STAGE_BYTES);
+    attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
      * softmax step returned), then add P_{n+1}·V_{n+1}. */
     attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
+    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
@@ -302,6 +320,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     if (n == first) attn_fwd_release_q_early<T>(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
+    attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
@@ -318,7 +337,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(o);
     attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, v_base + v_stage * T::V_STAGE_BYTES);
+    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T::PINGPONG>(consumer);
     wgmma_wait_group<0>();

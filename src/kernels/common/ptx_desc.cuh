@@ -87,6 +87,13 @@ static __host__ __device__ __forceinline__ constexpr uint64_t smem_desc_advance(
   return desc + static_cast<uint64_t>(bytes >> 4);
 }
 
+/* smem_desc_advance on the low 32 bits only: shared addresses stay below 256 KB, so the 14-bit
+ * start-address field never carries into the rest, and a k-step costs the issuing code one
+ * 32-bit add (the high word stays put) instead of re-encoding the whole descriptor. */
+static __host__ __device__ __forceinline__ constexpr uint64_t smem_desc_advance_low(uint64_t desc, uint32_t bytes) {
+  return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + (bytes >> 4));
+}
+
 /* Byte offset of K byte `k_bytes` (a multiple of 16) in a K-major tile of `rows` rows. */
 static __host__ __device__ __forceinline__ constexpr uint32_t smem_k_major_offset(smem_swizzle swizzle, uint32_t rows,
                                                                                  uint32_t k_bytes) {
