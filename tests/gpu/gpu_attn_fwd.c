@@ -157,6 +157,7 @@ typedef struct gcase {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim, head_dim_v;
   int causal, window_left, window_right;
   float softcap, softmax_scale;
+  float key_ramp; /* > 0: key row r of used rows scaled by 1 + key_ramp·r/used (the row maxima keep rising) */
   int varlen_q, varlen_k, empty, seqused_q, seqused_k;
   int with_lse;
   int num_splits, pack_gqa;
@@ -244,12 +245,16 @@ static void set_lengths(gcase* c, test_rng* rng) {
   }
 }
 
-/* The knobs every case draws: lse, pack_gqa, scale, workspace, stream, num_splits. */
+/* The knobs every case draws: lse, pack_gqa, scale, key ramp, workspace, stream, num_splits. */
 static void set_knobs(gcase* c, test_rng* rng, int extras) {
   static const int packs[] = {-1, -1, 0, 1};
   c->with_lse = test_rng_uniform(rng) < 0.85;
   c->pack_gqa = test_rng_pick(rng, packs, 4);
   c->softmax_scale = extras && test_rng_uniform(rng) < 0.2 ? (float)(0.03 + 0.2 * test_rng_uniform(rng)) : 0.0f;
+  /* Keys growing along the sequence make the row maxima rise block after block by more and by
+   * less than the kernel's rescale threshold (attn_fwd_softmax.cuh); plain N(0,1) data almost
+   * never moves a maximum after the first key block. */
+  c->key_ramp = test_rng_uniform(rng) < 0.3 ? (float)(2.0 + 6.0 * test_rng_uniform(rng)) : 0.0f;
   c->own_workspace = test_rng_int(rng, 0, 1);
   c->use_stream = test_rng_int(rng, 0, 1);
   c->num_splits = extras && test_rng_uniform(rng) < 0.08 ? 0 : 1; /* 0 = let flashc choose */
@@ -577,10 +582,11 @@ static void describe(prepared* pr) {
   if (c->mis_kind == MIS_POINTER) snprintf(mis, sizeof mis, " misaligned %s+%d elements", tensor_names[c->mis_tensor], c->mis_shift);
   char extra[96] = "";
   if (c->refuse == REFUSE_PAGED) snprintf(extra, sizeof extra, " paged(page_size %d)", c->page_size);
-  char features[96];
+  char features[128];
   snprintf(features, sizeof features, "%s%s", c->causal ? "causal" : (c->window_left != -1 || c->window_right != -1 ? "local" : "nomask"), window);
   if (c->softcap > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " softcap %g", c->softcap);
   if (c->softmax_scale > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " scale %g", c->softmax_scale);
+  if (c->key_ramp > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " key-ramp %g", c->key_ramp);
   snprintf(pr->desc, sizeof pr->desc, "#%d %s%s%s%s b%d sq%d sk%d h%d/%d(%s) d%d/%d %s | %s%s%s%s | %s%s | splits %d pack_gqa %d %s %s%s",
            c->index, c->expect == EXPECT_REFUSE ? "refuse:" : "", c->expect == EXPECT_REFUSE ? refuse_names[c->refuse] : "",
            c->expect == EXPECT_REFUSE ? " " : "", test_dtype_name(c->dtype), c->batch, c->seqlen_q, c->seqlen_k, c->heads_q,
@@ -590,6 +596,18 @@ static void describe(prepared* pr) {
 }
 
 /* Builds the inputs (random where read, poison elsewhere), poisoned outputs and the params. */
+/* Scales key row r of rows [0, used) by 1 + ramp·r/used (see gcase.key_ramp). */
+static void key_ramp_rows(tensor4* t, int b, int64_t row0, int used, float ramp) {
+  for (int r = 0; r < used; ++r) {
+    double factor = 1.0 + ramp * (double)r / used;
+    for (int h = 0; h < t->heads; ++h) {
+      int64_t offset = tensor4_offset(t, b, row0 + r, h);
+      for (int col = 0; col < t->columns; ++col)
+        test_store(t->data, offset + col, t->dtype, factor * test_load(t->data, offset + col, t->dtype));
+    }
+  }
+}
+
 static void prepare_data(prepared* pr) {
   gcase* c = &pr->c;
   test_rng rng = c->rng;
@@ -662,6 +680,7 @@ static void prepare_data(prepared* pr) {
       int64_t k0 = c->varlen_k ? s->cu_k[b] : 0;
       tensor4_fill_rows(&pr->k, &rng, kb, k0, s->used_k[b], 1.0);
       tensor4_fill_rows(&pr->v, &rng, kb, k0, s->used_k[b], 1.0);
+      if (c->key_ramp > 0) key_ramp_rows(&pr->k, kb, k0, s->used_k[b], c->key_ramp);
     }
   }
   int32_t* page_table = NULL;

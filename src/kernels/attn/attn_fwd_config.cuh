@@ -76,6 +76,9 @@ struct attn_fwd_tile {
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. */
   static constexpr bool PINGPONG = HeadDim <= 128;
+  /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh): pays where O's
+   * rescale is long (64+ multiplications per thread and block), costs at d_v 64. */
+  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128;
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
    * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */

@@ -266,12 +266,13 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   float s[T::S_ACCUMULATORS];
   uint32_t pfrag[T::PV_STEPS][4];
   float o_scale[2];
+  bool o_rescale = false; /* O must be multiplied by o_scale before the next P·V */
 
   auto scores_to_p = [&](int n) {
     if (p.softcap > 0.0f) attn_softcap(s, p.softcap_input_scale, p.softcap);
     if (attn_fwd_block_needs_mask<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, n))
       attn_fwd_apply_mask<T::BLOCK_N>(s, p, seq, row0, n * T::BLOCK_N, thread);
-    attn_softmax_step(s, rows, p.softmax_scale_log2, o_scale);
+    o_rescale = attn_softmax_step<T::CONDITIONAL_RESCALE>(s, rows, p.softmax_scale_log2, o_scale);
   };
 
   /* First block: S only. */
@@ -308,7 +309,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_commit_group();
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
      * softmax step returned), then add P_{n+1}·V_{n+1}. */
-    attn_rescale_rows(o, o_scale);
+    if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
@@ -333,7 +334,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     const int v_stage = state.v_position.stage;
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
-    attn_rescale_rows(o, o_scale);
+    if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     attn_fwd_wait_turn<T::PINGPONG>(consumer);
     wgmma_fence();

@@ -6,7 +6,8 @@
  * columns live in the 3 other lanes of the quad, so row reductions are two xor-shuffles.
  * With scale_log2 = softmax_scale · log2(e) (or log2(e) after a softcap, whose tanh already
  * took the scale):
- *   m_new   = max(m_old, max_j s_j)                       (raw scores)
+ *   m_new   = max(m_old, max_j s_j)   (raw scores; kept at m_old while the rise is small,
+ *                                      see ATTN_RESCALE_THRESHOLD_LOG2)
  *   p_j     = exp2(s_j · scale_log2 − m_new · scale_log2)  one FFMA + ex2 per element
  *   l_new   = l_old · exp2((m_old − m_new) · scale_log2) + Σ_j p_j
  *   O      *= the same factor, before P·V of this block is added.
@@ -62,34 +63,83 @@ static __device__ __forceinline__ void attn_softcap(float (&s)[Count], float inp
   for (int i = 0; i < Count; ++i) s[i] = cap * tanhf(s[i] * input_scale);
 }
 
-/* Turns the (masked) scores `s` into p in place and updates the row state; returns in
- * `o_scale` the factor by which O accumulated so far must be multiplied. */
+/* How far (in log2 units) a row's maximum may rise before the running maximum follows it.
+ * While every row of a warp stays within this, the warp keeps its stale maxima: p ≤ 2^8 and
+ * O, l grow by at most that factor, harmless in fp32 and in the 16-bit P (its error is
+ * relative), and the 64 multiplications per block that rescale O (d = 128) are skipped —
+ * after the first few key blocks of a row the maximum rarely moves by that much. LSE and the
+ * final normalization use the same stale maximum as O and l, so the result is unchanged up
+ * to rounding. (FlashAttention-4 rescales conditionally the same way.) Used where O is wide
+ * enough for the skipped multiplications to outweigh the vote (attn_fwd_tile::CONDITIONAL_RESCALE;
+ * H200: d_v 128 +3–4 %, d_v 256 +9–12 %, d_v 64 −5 %). */
+constexpr float ATTN_RESCALE_THRESHOLD_LOG2 = 8.0f;
+
+/* p = exp2(s · scale_log2 − max_scaled) in place over one row's columns of the fragment
+ * (half 0: columns 4j, 4j+1; half 1: 4j+2, 4j+3); returns their sum. */
 template <int Count>
-static __device__ __forceinline__ void attn_softmax_step(float (&s)[Count], attn_softmax_rows& rows,
-                                                         float scale_log2, float (&o_scale)[2]) {
+static __device__ __forceinline__ float attn_exp_row(float (&s)[Count], int half, float scale_log2, float max_scaled) {
+  float sum = 0.0f;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    float block_max = -INFINITY;
+  for (int j = 0; j < Count / 4; ++j) {
 #pragma unroll
-    for (int j = 0; j < Count / 4; ++j)
-      block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * half], s[4 * j + 2 * half + 1]));
-    block_max = attn_quad_max(block_max);
-    const float old_max = rows.max[half];
-    const float new_max = fmaxf(old_max, block_max);
-    rows.max[half] = new_max;
-    const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
-    o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - max_scaled);
-    float sum = 0.0f;
-#pragma unroll
-    for (int j = 0; j < Count / 4; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& value = s[4 * j + 2 * half + e];
-        value = attn_exp2(fmaf(value, scale_log2, -max_scaled));
-        sum += value;
-      }
+    for (int e = 0; e < 2; ++e) {
+      float& value = s[4 * j + 2 * half + e];
+      value = attn_exp2(fmaf(value, scale_log2, -max_scaled));
+      sum += value;
     }
-    rows.sum[half] = rows.sum[half] * o_scale[half] + sum;
+  }
+  return sum;
+}
+
+template <int Count>
+static __device__ __forceinline__ float attn_block_row_max(const float (&s)[Count], int half) {
+  float value = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < Count / 4; ++j) value = fmaxf(value, fmaxf(s[4 * j + 2 * half], s[4 * j + 2 * half + 1]));
+  return attn_quad_max(value);
+}
+
+/* Turns the (masked) scores `s` into p in place and updates the row state. Returns whether O
+ * accumulated so far must be rescaled (warp-uniform), by the factors put in `o_scale`: always
+ * unless `Conditional`, then only when some row of the warp rose past the threshold. */
+template <bool Conditional, int Count>
+static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn_softmax_rows& rows,
+                                                         float scale_log2, float (&o_scale)[2]) {
+  if constexpr (!Conditional) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float old_max = rows.max[half];
+      const float new_max = fmaxf(old_max, attn_block_row_max(s, half));
+      rows.max[half] = new_max;
+      const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+      o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - max_scaled);
+      rows.sum[half] = rows.sum[half] * o_scale[half] + attn_exp_row(s, half, scale_log2, max_scaled);
+    }
+    return true;
+  } else {
+    float block_max[2];
+    bool rises = false;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      block_max[half] = attn_block_row_max(s, half);
+      /* −inf − −inf is NaN and compares false: a row with no visible key yet stays empty. */
+      rises |= (block_max[half] - rows.max[half]) * scale_log2 > ATTN_RESCALE_THRESHOLD_LOG2;
+    }
+    const bool rescale = __any_sync(0xffffffffu, rises);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      if (rescale) {
+        const float old_max = rows.max[half];
+        const float new_max = fmaxf(old_max, block_max[half]);
+        rows.max[half] = new_max;
+        const float new_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+        o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - new_scaled);
+      }
+      const float max_scaled = rows.max[half] == -INFINITY ? 0.0f : rows.max[half] * scale_log2;
+      const float sum = attn_exp_row(s, half, scale_log2, max_scaled);
+      rows.sum[half] = rescale ? rows.sum[half] * o_scale[half] + sum : rows.sum[half] + sum;
+    }
+    return rescale;
   }
 }
 
