@@ -101,6 +101,7 @@ struct attn_fwd_tile {
   static constexpr uint32_t Q_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(QK_SWIZZLE);
   static constexpr uint32_t K_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(QK_SWIZZLE);
   static constexpr uint32_t V_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(V_SWIZZLE);
+  static constexpr uint32_t O_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(V_SWIZZLE); /* O staging, per V_BOX_INNER columns */
 
   /* Layout: [Q | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
    * stages O (each consumer in its own 64 rows, in the swizzled block layout of V's rows) in a

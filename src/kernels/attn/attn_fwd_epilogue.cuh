@@ -3,6 +3,9 @@
  * row that saw no key), converted to the output dtype, staged in shared memory and stored
  * with 16-byte coalesced stores; LSE (natural log, −inf for empty rows) stored per row.
  *
+ * With a buffer of its own and a fixed-length problem (attn_fwd_params.o_tma_store) one thread
+ * stores the staged rows with TMA and the warpgroup moves on; the next epilogue waits until
+ * that store has read the buffer. Otherwise the rows are stored as below.
  * Staging (attn_fwd_tile::O_SEPARATE): a buffer of its own where shared memory allows, else
  * Q's space after the warpgroup's last S = Q·Kᵀ; either way the warpgroup's own 64 rows (the
  * other warpgroup never reads them) in the swizzled block layout of V's rows — fragment
@@ -39,8 +42,12 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
   const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
   const int fragment_column = 2 * (thread % 4);
   /* A buffer of its own is rewritten here with no barrier since the last tile's reads below:
-   * wait until every thread of the warpgroup has done them. */
-  if constexpr (T::O_SEPARATE) named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+   * wait until every thread of the warpgroup (or the last tile's TMA store) has done them. */
+  const bool tma_store = T::O_SEPARATE && p.o_tma_store;
+  if constexpr (T::O_SEPARATE) {
+    if (tma_store && thread == 0) tma_wait_group_read<0>();
+    named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+  }
 #pragma unroll
   for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
 #pragma unroll
@@ -51,25 +58,40 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
                                                           fragment_column + 8 * j, T::ELEMENT_BYTES);
       *reinterpret_cast<uint32_t*>(sm.o + offset) = packed;
     }
+  if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
   named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
 
   /* Packed tile row → (query row, query head): row = packed >> pack_shift, head = q_head0 +
    * (packed & (2^pack_shift − 1)). */
   const int head_mask = (1 << p.pack_shift) - 1;
-  const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.o_batch_stride;
-  uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
-                                                  static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
-                                                     T::ELEMENT_BYTES;
-  for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
-    const int r = chunk / CHUNKS_PER_ROW, column = (chunk % CHUNKS_PER_ROW) * CHUNK_ELEMENTS;
-    const int packed = m0 + tile_row0 + r;
-    const int row = packed >> p.pack_shift, head = packed & head_mask;
-    if (row < seq.seqlen_q) {
-      const uint4 value = *reinterpret_cast<const uint4*>(
-          sm.o + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
-      *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
-                                          static_cast<int64_t>(head) * p.o_head_stride + column) *
-                                             T::ELEMENT_BYTES) = value;
+  if (tma_store) {
+    /* One thread stores the warpgroup's 64 rows, one box per swizzle span of columns; rows past
+     * seqlen_q fall outside the map and are not written. The next tile waits for the reads. */
+    if (thread == 0) {
+      const int q_row = seq.q_row0 + ((m0 + tile_row0) >> p.pack_shift);
+#pragma unroll
+      for (int block = 0; block < T::V_BLOCKS; ++block)
+        tma_store_5d(&p.map_o, sm.o + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
+                     block * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift, tile.batch);
+      tma_commit_group();
+    }
+  } else {
+    /* 16-byte guarded stores: varlen and seqused_q rows past the end stay untouched. */
+    const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.o_batch_stride;
+    uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
+                                                    static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
+                                                       T::ELEMENT_BYTES;
+    for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
+      const int r = chunk / CHUNKS_PER_ROW, column = (chunk % CHUNKS_PER_ROW) * CHUNK_ELEMENTS;
+      const int packed = m0 + tile_row0 + r;
+      const int row = packed >> p.pack_shift, head = packed & head_mask;
+      if (row < seq.seqlen_q) {
+        const uint4 value = *reinterpret_cast<const uint4*>(
+            sm.o + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
+        *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
+                                            static_cast<int64_t>(head) * p.o_head_stride + column) *
+                                               T::ELEMENT_BYTES) = value;
+      }
     }
   }
 

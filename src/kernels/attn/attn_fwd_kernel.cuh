@@ -95,6 +95,8 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }
     if (consumer == 0) attn_fwd_wait_turn<T::PINGPONG>(consumer); /* the turn consumer 1 handed over last */
+    /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */
+    if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group<0>();
   }
 }
 

@@ -159,34 +159,36 @@ bool uses_dynamic_scheduler(const fc_attn_problem* p) {
 
 constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-friendly size */
 
-/* Q as 5-D (d, heads in a pack, rows, packs, batches): a box of `pack` heads × block_m / pack
- * rows fills the tile with (row, head) pairs, row-major (attn_fwd_params.cuh). pack = 1 is the
- * plain layout. */
-flashc_status encode_query(const fc_cuda_context* context, const fc_attn_problem* p, int64_t rows, int64_t batches,
-                           int pack, const tile_info& tile, CUtensorMap* map) {
+/* Q or O as 5-D (d, heads in a pack, rows, packs, batches): a box of `pack` heads × box_rows /
+ * pack rows covers tile rows in (row, head) order, row-major (attn_fwd_params.cuh). pack = 1 is
+ * the plain layout. Q's box is the whole tile (BLOCK_M rows), O's one consumer's 64 rows. */
+flashc_status encode_packed(const fc_cuda_context* context, flashc_dtype dtype, const void* base, int dim,
+                            int64_t row_stride, int64_t head_stride, int64_t batch_stride, int heads, int64_t rows,
+                            int64_t batches, int pack, int box_inner, int box_rows, fc_tensor_map_swizzle swizzle,
+                            CUtensorMap* map) {
   fc_tensor_map_desc desc;
   fc_tensor_map_desc_init(&desc);
-  desc.dtype = p->dtype;
+  desc.dtype = dtype;
   desc.rank = 5;
-  desc.global_address = p->q.data;
-  const int packs = p->heads_q / pack;
-  desc.global_dims[0] = static_cast<uint64_t>(p->head_dim);
+  desc.global_address = base;
+  const int packs = heads / pack;
+  desc.global_dims[0] = static_cast<uint64_t>(dim);
   desc.global_dims[1] = static_cast<uint64_t>(pack);
   desc.global_dims[2] = static_cast<uint64_t>(rows > 0 ? rows : 1);
   desc.global_dims[3] = static_cast<uint64_t>(packs);
   desc.global_dims[4] = static_cast<uint64_t>(batches > 0 ? batches : 1);
-  const int64_t unit = unit_extent_stride(p->q.row_stride, static_cast<int64_t>(flashc_dtype_size(p->dtype)));
+  const int64_t unit = unit_extent_stride(row_stride, static_cast<int64_t>(flashc_dtype_size(dtype)));
   desc.global_strides[0] = 1;
-  desc.global_strides[1] = pack > 1 ? p->q.head_stride : unit;
-  desc.global_strides[2] = rows > 1 ? p->q.row_stride : unit;
-  desc.global_strides[3] = packs > 1 ? p->q.head_stride * pack : unit;
-  desc.global_strides[4] = batches > 1 ? p->q.batch_stride : unit;
-  desc.box_dims[0] = static_cast<uint32_t>(tile.qk_box_inner);
+  desc.global_strides[1] = pack > 1 ? head_stride : unit;
+  desc.global_strides[2] = rows > 1 ? row_stride : unit;
+  desc.global_strides[3] = packs > 1 ? head_stride * pack : unit;
+  desc.global_strides[4] = batches > 1 ? batch_stride : unit;
+  desc.box_dims[0] = static_cast<uint32_t>(box_inner);
   desc.box_dims[1] = static_cast<uint32_t>(pack);
-  desc.box_dims[2] = static_cast<uint32_t>(tile.block_m / pack);
+  desc.box_dims[2] = static_cast<uint32_t>(box_rows / pack);
   desc.box_dims[3] = 1;
   desc.box_dims[4] = 1;
-  desc.swizzle = tile.qk_swizzle;
+  desc.swizzle = swizzle;
   desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
   desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
   return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
@@ -285,8 +287,21 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   const int64_t q_rows = varlen_q ? p->total_q : p->seqlen_q, k_rows = varlen_k ? p->total_k : p->seqlen_k;
   const int64_t q_batches = varlen_q ? 1 : p->batch, k_batches = varlen_k ? 1 : p->batch;
   params.pack_shift = pack_shift_for(p, tile.block_m);
-  status = encode_query(context, p, q_rows, q_batches, 1 << params.pack_shift, tile, &params.map_q);
+  const int pack = 1 << params.pack_shift;
+  status = encode_packed(context, p->dtype, p->q.data, p->head_dim, p->q.row_stride, p->q.head_stride,
+                         p->q.batch_stride, p->heads_q, q_rows, q_batches, pack, tile.qk_box_inner, tile.block_m,
+                         tile.qk_swizzle, &params.map_q);
   if (status != FLASHC_STATUS_SUCCESS) return status;
+  /* O through a TMA store (the kernel uses it where O has its own staging buffer) when every
+   * row the tensor map holds belongs to this tile's sequence: fixed lengths, no seqused_q.
+   * TMA clips rows ≥ seqlen_q; with varlen the next rows are another sequence's. */
+  params.o_tma_store = !varlen_q && !p->seqused_q && ATTN_FWD_ROWS_PER_CONSUMER % pack == 0;
+  if (params.o_tma_store) {
+    status = encode_packed(context, p->dtype, p->o.data, p->head_dim_v, p->o.row_stride, p->o.head_stride,
+                           p->o.batch_stride, p->heads_q, p->seqlen_q, p->batch, pack, tile.v_box_inner,
+                           ATTN_FWD_ROWS_PER_CONSUMER, tile.v_swizzle, &params.map_o);
+    if (status != FLASHC_STATUS_SUCCESS) return status;
+  }
   status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, k_rows, p->heads_kv, k_batches, p->k.row_stride,
                          p->k.head_stride, p->k.batch_stride, tile.qk_box_inner, tile.block_n, tile.qk_swizzle,
                          &params.map_k);

@@ -18,6 +18,10 @@ struct attn_fwd_params {
   CUtensorMap map_q;
   CUtensorMap map_k;
   CUtensorMap map_v;
+  /* O as Q's 5-D layout with a box of one consumer's 64 rows × one swizzle span, valid when
+   * o_tma_store: the epilogue stores O from its staging buffer with TMA (fixed lengths only). */
+  CUtensorMap map_o;
+  int o_tma_store;
 
   void* o;
   int64_t o_batch_stride, o_row_stride, o_head_stride; /* elements; batch unused with cu_seqlens_q */
