@@ -225,9 +225,10 @@ static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
  * the exponentials, though the PTX has it after them), so the exponentials ran after P·V
  * instead of under it. A shared store that depends on every exponential (through the row
  * sums), placed before the wait, pins it: ptxas keeps the wait after an earlier shared store.
- * One store per warp-instruction to a word nobody reads. */
+ * One word per warp, nobody reads it; only lane 0 writes (32 lanes writing different values to
+ * one word is a benign race, but compute-sanitizer's racecheck rightly reports it). */
 static __device__ __forceinline__ void attn_fwd_pin_softmax(int* pin, const attn_softmax_rows& rows) {
-  *pin = __float_as_int(rows.sum[0] + rows.sum[1]);
+  if ((threadIdx.x & 31) == 0) *pin = __float_as_int(rows.sum[0] + rows.sum[1]);
 }
 
 /* Consumer state that lives across the tiles of a CTA. */
