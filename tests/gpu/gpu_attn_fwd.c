@@ -125,6 +125,7 @@ static const int supported_dims[DIM_COUNT][2] = {{64, 64}, {96, 96}, {128, 128},
 #define PAIR_COUNT 8
 static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203},   {128, 217},
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
+#define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -1024,7 +1025,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + 400;
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
   const double budget_short = quick ? 3e7 : 3e8, budget_long = 4.5e9;
@@ -1064,6 +1065,28 @@ int main(int argc, char** argv) {
     ++n;
   }
   if (random_cases) printf("part 2: %d random cases\n", n - first_random);
+  /* Long unmasked d64 problems, which the launcher gives the 3-consumer (192-row) instance
+   * (attn_fwd_launch.cu, consumers_for_problem: seqlen_q and seqlen_k >= 2048, no mask);
+   * neither the covering array nor the random cases reach them reliably. */
+  int first_wide = n;
+  if (random_cases)
+    for (int i = 0; i < WIDE_TILE_CASES; ++i) {
+      gcase* c = &cases[n];
+      test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+      *c = random_case(&case_rng);
+      c->head_dim = c->head_dim_v = 64;
+      c->causal = 0, c->window_left = c->window_right = -1;
+      if (c->feature != FEAT_SOFTCAP) c->softcap = 0.0f;
+      c->feature = c->softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
+      c->seqlen_q = random_odd(&case_rng, 2048, 2700);
+      c->seqlen_k = c->layout == LAYOUT_QKV ? c->seqlen_q : random_odd(&case_rng, 2048, 2700);
+      c->index = n;
+      set_knobs(c, &case_rng, 1);
+      fit_budget(c, 1.5e9);
+      c->rng = case_rng;
+      ++n;
+    }
+  if (n > first_wide) printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
   int first_refusal = n;
   if (refusals) {
     static const int variants[REFUSE_COUNT] = {0, 2, 2, 2, 2, 7, 16};

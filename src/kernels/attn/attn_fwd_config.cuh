@@ -4,8 +4,8 @@
  * and TMA boxes, WGMMA steps, accumulator counts, the shared-memory layout, roles and their
  * register budgets).
  *
- * Roles (attn_fwd_kernel.cuh): warpgroup 0 = producer (TMA), warpgroups 1..2 = consumers; a
- * CTA tile is BLOCK_M = 128 query rows of one (batch, query head), 64 rows per consumer, and
+ * Roles (attn_fwd_kernel.cuh): warpgroup 0 = producer (TMA), warpgroups 1..C = consumers; a
+ * CTA tile is BLOCK_M = 64 C query rows of one (batch, query head), 64 rows per consumer, and
  * the key/value sequence is walked in blocks of BLOCK_N keys through a STAGES-deep ring.
  *
  * Instances (attn_fwd_instances.cuh: head dims and BLOCK_N, which registers bound):
@@ -34,29 +34,18 @@ constexpr uint32_t ATTN_FWD_SMEM_ALIGNMENT = 1024u;        /* the 128B swizzle p
 constexpr uint32_t ATTN_FWD_SMEM_BARRIER_BYTES = 256u;
 
 constexpr int ATTN_FWD_WARPGROUP_THREADS = 128;
-constexpr int ATTN_FWD_CONSUMER_WARPGROUPS = 2;
-constexpr int ATTN_FWD_CONSUMER_THREADS = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FWD_WARPGROUP_THREADS;
-constexpr int ATTN_FWD_THREADS = ATTN_FWD_WARPGROUP_THREADS + ATTN_FWD_CONSUMER_THREADS;
 constexpr int ATTN_FWD_ROWS_PER_CONSUMER = 64; /* one wgmma m64 */
-constexpr int ATTN_FWD_BLOCK_M = ATTN_FWD_CONSUMER_WARPGROUPS * ATTN_FWD_ROWS_PER_CONSUMER;
-/* setmaxnreg: the producer needs few registers, consumers hold O, S and P. The CTA owns what
- * it was launched with, 384 threads × 168 (65536 / 384 rounded down to a multiple of 8); a
- * setmaxnreg.inc beyond that pool never returns (a hang, not an error), so the split must fit
- * it exactly: 128·24 + 256·240 = 64512. */
-constexpr int ATTN_FWD_LAUNCH_REGISTERS = (65536 / ATTN_FWD_THREADS) / 8 * 8;
-constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24;
-constexpr int ATTN_FWD_CONSUMER_REGISTERS = 240;
-static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS +
-                      ATTN_FWD_CONSUMER_THREADS * ATTN_FWD_CONSUMER_REGISTERS <=
-                  ATTN_FWD_THREADS * ATTN_FWD_LAUNCH_REGISTERS,
-              "register budget: the setmaxnreg split must fit the registers the CTA was launched with");
+constexpr int ATTN_FWD_MAX_CONSUMERS = 3;
+constexpr int ATTN_FWD_REGISTER_FILE = 65536;  /* per SM, and one CTA per SM */
+constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24; /* setmaxnreg's minimum: the producer holds little */
 
 /* Named barriers (0 is __syncthreads). */
 enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
-  ATTN_FWD_BARRIER_V_TAIL = 3,     /* both consumers: the zeroed tail rows of a V block are written */
-  ATTN_FWD_BARRIER_TURN_0 = 4      /* + consumer index: that consumer's turn to issue its wgmmas (ping-pong) */
+  ATTN_FWD_BARRIER_V_TAIL = ATTN_FWD_BARRIER_EPILOGUE_0 + ATTN_FWD_MAX_CONSUMERS, /* all consumers: zeroed V tail written */
+  ATTN_FWD_BARRIER_TURN_0 = ATTN_FWD_BARRIER_V_TAIL + 1 /* + consumer index: its turn to issue wgmmas (ping-pong) */
 };
+static_assert(ATTN_FWD_BARRIER_TURN_0 + ATTN_FWD_MAX_CONSUMERS <= 16, "16 named barriers per CTA");
 
 
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
@@ -65,12 +54,30 @@ static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes
   return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
 }
 
-template <int HeadDim, int HeadDimV, int BlockN>
+template <int HeadDim, int HeadDimV, int BlockN, int Consumers>
 struct attn_fwd_tile {
   static constexpr int HEAD_DIM = HeadDim;
   static constexpr int HEAD_DIM_V = HeadDimV;
   static constexpr int ELEMENT_BYTES = 2;
-  static constexpr int BLOCK_M = ATTN_FWD_BLOCK_M;
+  /* Roles: one producer warpgroup and `Consumers` consumer warpgroups of 64 query rows each. */
+  static constexpr int CONSUMERS = Consumers;
+  static constexpr int CONSUMER_THREADS = Consumers * ATTN_FWD_WARPGROUP_THREADS;
+  static constexpr int THREADS = ATTN_FWD_WARPGROUP_THREADS + CONSUMER_THREADS;
+  static constexpr int BLOCK_M = Consumers * ATTN_FWD_ROWS_PER_CONSUMER;
+  /* setmaxnreg: the producer needs few registers, consumers hold O, S and P. The CTA owns what
+   * it was launched with, THREADS × LAUNCH_REGISTERS (the register file / THREADS rounded down
+   * to a multiple of 8: 168 for 384 threads, 128 for 512); a setmaxnreg.inc beyond that pool
+   * never returns (a hang, not an error), so the split must fit it: 128·24 + 256·240 = 64512
+   * with 2 consumers, 128·24 + 384·160 = 64512 with 3. */
+  static constexpr int LAUNCH_REGISTERS = (ATTN_FWD_REGISTER_FILE / THREADS) / 8 * 8;
+  static constexpr int CONSUMER_REGISTERS_FIT =
+      ((THREADS * LAUNCH_REGISTERS - ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS) / CONSUMER_THREADS) /
+      8 * 8;
+  static constexpr int CONSUMER_REGISTERS = CONSUMER_REGISTERS_FIT < 240 ? CONSUMER_REGISTERS_FIT : 240;
+  static_assert(Consumers >= 1 && Consumers <= ATTN_FWD_MAX_CONSUMERS, "consumer warpgroups");
+  static_assert(ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS + CONSUMER_THREADS * CONSUMER_REGISTERS <=
+                    THREADS * LAUNCH_REGISTERS,
+                "register budget: the setmaxnreg split must fit the registers the CTA was launched with");
   static constexpr int BLOCK_N = BlockN;
   static constexpr int STAGES = 2;
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
@@ -79,6 +86,7 @@ struct attn_fwd_tile {
   /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh): pays where O's
    * rescale is long (64+ multiplications per thread and block), costs at d_v 64. */
   static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128;
+  static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
    * (contiguous along d_v). Each is stored as blocks of one swizzle span of columns. */

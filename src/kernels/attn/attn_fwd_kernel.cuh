@@ -4,12 +4,13 @@
  * GQA/MQA, varlen (cu_seqlens, seqused) and LSE; FlashAttention-3's structure:
  *   warpgroup 0      producer: setmaxnreg down to 24; one elected thread issues every TMA load
  *                    (Q per tile, K and V through their mbarrier rings; attn_fwd_mainloop.cuh);
- *   warpgroups 1, 2  consumers: setmaxnreg up to 240; each owns 64 query rows of the 128-row
- *                    tile, runs S = Q·Kᵀ and O += P·V on WGMMA with the online softmax in
+ *   warpgroups 1..C  consumers (C = 2, or 3 for d64's 192-row tiles): setmaxnreg up to 240
+ *                    (160 with 3); each owns 64 query rows of the tile (BLOCK_M = 64 C),
+ *                    runs S = Q·Kᵀ and O += P·V on WGMMA with the online softmax in
  *                    registers between them (attn_fwd_softmax.cuh, attn_fwd_mask.cuh), then
  *                    the epilogue (attn_fwd_epilogue.cuh).
  * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh.
- * Instantiated per (input dtype, d, d_v, BLOCK_N) in src/kernels/inst/attn_fwd_*.cu; shapes from
+ * Instantiated per (input dtype, d, d_v, BLOCK_N, C) in src/kernels/inst/attn_fwd_*.cu; shapes from
  * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
  * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
  * no stack frame, no C7510/C7519 (serialized wgmma) warnings; SASS shows HGMMA.
@@ -29,10 +30,10 @@
 #include "kernels/common/kernel_attributes.cuh"
 #include "kernels/common/ptx.cuh"
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN>
-__global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
+__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>::THREADS, 1)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>;
   extern __shared__ uint8_t attn_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
@@ -50,19 +51,19 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
   sm.v_empty = sm.v_full + T::STAGES;
   sm.tile = reinterpret_cast<int*>(sm.v_empty + T::STAGES);
   sm.softmax_pins = sm.tile + 1;
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + (1 + ATTN_FWD_CONSUMER_THREADS / 32) * sizeof(int) <=
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + (1 + T::CONSUMER_THREADS / 32) * sizeof(int) <=
                     ATTN_FWD_SMEM_BARRIER_BYTES,
                 "barrier space: barriers, the tile word and the softmax pins");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);
-    mbarrier_init(sm.q_empty, ATTN_FWD_Q_RELEASES);
+    mbarrier_init(sm.q_empty, attn_fwd_q_releases<T>());
 #pragma unroll
     for (int stage = 0; stage < T::STAGES; ++stage) {
       mbarrier_init(&sm.k_full[stage], 1);
-      mbarrier_init(&sm.k_empty[stage], ATTN_FWD_SLOT_RELEASES);
+      mbarrier_init(&sm.k_empty[stage], attn_fwd_slot_releases<T>());
       mbarrier_init(&sm.v_full[stage], 1);
-      mbarrier_init(&sm.v_empty[stage], ATTN_FWD_SLOT_RELEASES);
+      mbarrier_init(&sm.v_empty[stage], attn_fwd_slot_releases<T>());
     }
 
     fence_mbarrier_init();
@@ -74,13 +75,13 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
     setmaxnreg_dec<ATTN_FWD_PRODUCER_REGISTERS>();
     if (warp_index_uniform() == 0 && elect_one_sync()) attn_fwd_produce<T>(params, sm);
   } else {
-    setmaxnreg_inc<ATTN_FWD_CONSUMER_REGISTERS>();
+    setmaxnreg_inc<T::CONSUMER_REGISTERS>();
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % ATTN_FWD_WARPGROUP_THREADS;
     attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u};
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
-    if (consumer == 1) attn_fwd_pass_turn<T::PINGPONG>(consumer); /* consumer 0 issues first */
+    if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and its index in sm.tile */
       state.q_phase ^= 1u;
@@ -94,25 +95,26 @@ __global__ void __launch_bounds__(ATTN_FWD_THREADS, 1)
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }
-    if (consumer == 0) attn_fwd_wait_turn<T::PINGPONG>(consumer); /* the turn consumer 1 handed over last */
+    if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */
     /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */
     if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group<0>();
   }
 }
 
 /* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
-template <int Input, int HeadDim, int HeadDimV, int BlockN>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context) {
-  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN>;
-  constexpr int smem_bytes = static_cast<int>(attn_fwd_tile<HeadDim, HeadDimV, BlockN>::SMEM_BYTES);
-  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN);
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>;
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers>;
+  constexpr int smem_bytes = static_cast<int>(T::SMEM_BYTES);
+  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers);
   constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
   static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
-  kernel<<<grid, ATTN_FWD_THREADS, smem_bytes, stream>>>(params);
+  kernel<<<grid, T::THREADS, smem_bytes, stream>>>(params);
   return cudaGetLastError();
 }
 

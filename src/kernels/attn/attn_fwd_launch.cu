@@ -38,7 +38,7 @@ typedef cudaError_t (*attn_fwd_launcher)(const attn_fwd_params&, int, cudaStream
 
 /* Does the build have an instance for (d, d_v)? */
 bool head_dims_built(int head_dim, int head_dim_v) {
-#define ATTN_FWD_BUILT(d, dv, n) \
+#define ATTN_FWD_BUILT(d, dv, n, c) \
   if (head_dim == d && head_dim_v == dv) return true;
   ATTN_FWD_INSTANCES(ATTN_FWD_BUILT)
 #undef ATTN_FWD_BUILT
@@ -50,16 +50,36 @@ bool head_dims_built(int head_dim, int head_dim_v) {
  * 192-key blocks at 16k (bf16, 2026-11-29; attn_fwd_instances.cuh). */
 constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
 
-/* The key-block width for (d, d_v) and seqlen_k: the built width that minimizes
- * blocks × (BLOCK_N + per-block overhead), i.e. padding of the last block against the fixed
- * cost of each. Ties go to the wider. 0 when (d, d_v) is not built. */
-int block_n_for(int head_dim, int head_dim_v, int seqlen_k) {
+/* Problems at least this long in queries and keys, without a mask, run on the 3-consumer
+ * (192-row) instance of their (d, d_v) where one is built. H200 A/B against the 2-consumer
+ * instances, d64 bf16, 2026-11-30: +2.5–5 % at seqlen 2k–16k without a mask; −2 % causal 16k
+ * (unequal tiles), −8 % at 512–1k (a 192-row tile pads a short sequence). */
+constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
+
+/* Consumer warpgroups for problem p: 3 where the rule above holds and such an instance is
+ * built for (d, d_v), else 2. */
+int consumers_for_problem(const fc_attn_problem* p) {
+  bool wide_built = false;
+#define ATTN_FWD_WIDE(d, dv, n, c) \
+  if (p->head_dim == d && p->head_dim_v == dv && c == 3) wide_built = true;
+  ATTN_FWD_INSTANCES(ATTN_FWD_WIDE)
+#undef ATTN_FWD_WIDE
+  const bool masked = p->window_left >= 0 || p->window_right >= 0;
+  return wide_built && !masked && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN && p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? 3 : 2;
+}
+
+/* The key-block width for (d, d_v), the consumer count and seqlen_k: among the built widths
+ * of that consumer count, the one that minimizes blocks × (BLOCK_N + per-block overhead),
+ * i.e. padding of the last block against the fixed cost of each. Ties go to the wider. 0
+ * when none is built. A width belongs to one consumer count per (d, d_v), so (d, d_v,
+ * BLOCK_N) names an instance. */
+int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k) {
   const int64_t keys = seqlen_k > 0 ? seqlen_k : 1;
   const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
   int best = 0;
   int64_t best_cost = 0;
-#define ATTN_FWD_COST(d, dv, n)                                               \
-  if (head_dim == d && head_dim_v == dv) {                                      \
+#define ATTN_FWD_COST(d, dv, n, c)                                            \
+  if (head_dim == d && head_dim_v == dv && consumers == c) {                    \
     const int64_t cost = (keys + n - 1) / n * (n + overhead);                   \
     if (best == 0 || cost <= best_cost) best = n, best_cost = cost;             \
   }
@@ -68,12 +88,21 @@ int block_n_for(int head_dim, int head_dim_v, int seqlen_k) {
   return best;
 }
 
+/* Consumer warpgroups of the instance for (d, d_v, BLOCK_N) (its BLOCK_M is 64 times that). */
+int consumers_for(int head_dim, int head_dim_v, int block_n) {
+#define ATTN_FWD_CONSUMERS(d, dv, n, c) \
+  if (head_dim == d && head_dim_v == dv && block_n == n) return c;
+  ATTN_FWD_INSTANCES(ATTN_FWD_CONSUMERS)
+#undef ATTN_FWD_CONSUMERS
+  return 0;
+}
+
 /* The instance for (dtype, d, d_v, BLOCK_N), or NULL when it is not built. */
 attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
-#define ATTN_FWD_PICK(d, dv, n)                                                                              \
-  if (head_dim == d && head_dim_v == dv && block_n == n) return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n> \
-                                                                     : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n>;
+#define ATTN_FWD_PICK(d, dv, n, c)                                                              \
+  if (head_dim == d && head_dim_v == dv && block_n == n)                                        \
+    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c>;
   ATTN_FWD_INSTANCES(ATTN_FWD_PICK)
 #undef ATTN_FWD_PICK
   return nullptr;
@@ -87,7 +116,7 @@ struct tile_info {
 
 tile_info tile_for(int head_dim, int head_dim_v, int block_n) {
   tile_info t;
-  t.block_m = ATTN_FWD_BLOCK_M;
+  t.block_m = consumers_for(head_dim, head_dim_v, block_n) * ATTN_FWD_ROWS_PER_CONSUMER;
   t.block_n = block_n;
   const smem_swizzle qk = attn_fwd_swizzle(head_dim * 2), v = attn_fwd_swizzle(head_dim_v * 2);
   t.qk_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(qk));
@@ -102,7 +131,7 @@ void list_head_dims(char* out, size_t cap) {
   size_t used = 0;
   int last_d = 0, last_dv = 0;
   out[0] = '\0';
-#define ATTN_FWD_NAME(d, dv, n)                                                                          \
+#define ATTN_FWD_NAME(d, dv, n, c)                                                                        \
   if ((d != last_d || dv != last_dv) && used < cap)                                                      \
     used += (size_t)snprintf(out + used, cap - used, used ? ", (%d, %d)" : "(%d, %d)", d, dv);           \
   last_d = d, last_dv = dv;
@@ -201,7 +230,7 @@ flashc_status encode_packed(const fc_cuda_context* context, flashc_dtype dtype, 
  * log2 of the pack (0: none). */
 int pack_shift_for(const fc_attn_problem* p, int block_m) {
   const int group = p->heads_q / p->heads_kv;
-  if (p->pack_gqa == 0 || group <= 1 || (group & (group - 1)) != 0 || group > block_m) return 0;
+  if (p->pack_gqa == 0 || group <= 1 || (group & (group - 1)) != 0 || block_m % group != 0) return 0;
   const int64_t unpacked_tiles = static_cast<int64_t>((p->seqlen_q + block_m - 1) / block_m) * group;
   const int64_t packed_tiles = (static_cast<int64_t>(p->seqlen_q) * group + block_m - 1) / block_m;
   if (p->pack_gqa < 0 && packed_tiles >= unpacked_tiles) return 0;
@@ -279,7 +308,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
 
-  const int block_n = block_n_for(p->head_dim, p->head_dim_v, p->seqlen_k);
+  const int block_n = block_n_for(p->head_dim, p->head_dim_v, consumers_for_problem(p), p->seqlen_k);
   const tile_info tile = tile_for(p->head_dim, p->head_dim_v, block_n);
   attn_fwd_params params;
   memset(&params, 0, sizeof params);

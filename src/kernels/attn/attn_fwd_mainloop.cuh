@@ -54,9 +54,11 @@ struct attn_fwd_smem {
 };
 
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
-constexpr uint32_t ATTN_FWD_SLOT_RELEASES = ATTN_FWD_CONSUMER_THREADS / 32;
-/* Arrivals that free Q: every consumer thread (attn_fwd_release_q). */
-constexpr uint32_t ATTN_FWD_Q_RELEASES = ATTN_FWD_CONSUMER_THREADS;
+template <class T>
+constexpr uint32_t attn_fwd_slot_releases() { return T::CONSUMER_THREADS / 32; }
+/* Arrivals that free Q: every consumer thread (attn_fwd_release_q_early, the epilogue). */
+template <class T>
+constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
 
 /* ------------------------------------------------------------------------------------ */
 /* Producer                                                                             */
@@ -200,24 +202,28 @@ static __device__ __forceinline__ void attn_fwd_zero_v_tail(uint8_t* v_slot, int
 #pragma unroll
   for (int block = 0; block < T::V_BLOCKS; ++block) {
     uint4* tail = reinterpret_cast<uint4*>(v_slot + block * T::V_BLOCK_BYTES + valid_rows * ROW_BYTES);
-    for (int chunk = consumer_thread; chunk < chunks_per_block; chunk += ATTN_FWD_CONSUMER_THREADS) tail[chunk] = zero;
+    for (int chunk = consumer_thread; chunk < chunks_per_block; chunk += T::CONSUMER_THREADS) tail[chunk] = zero;
   }
   fence_proxy_async_shared_cta(); /* the wgmma (async proxy) reads what these stores wrote */
-  named_barrier_sync(ATTN_FWD_BARRIER_V_TAIL, ATTN_FWD_CONSUMER_THREADS);
+  named_barrier_sync(ATTN_FWD_BARRIER_V_TAIL, T::CONSUMER_THREADS);
 }
 
 /* Ping-pong between the consumer warpgroups: each issues its wgmmas only in its turn and then
- * hands the turn over, so the tensor core alternates between them and one warpgroup's softmax
- * runs while the other's GEMMs execute (FlashAttention-3 §3.1). Consumer 1 grants consumer 0
- * the first turn at start; consumer 0 takes the one arrival left over at the end. */
-template <bool Enabled>
+ * hands the turn to the next (round robin), so the tensor core alternates between them and one
+ * warpgroup's softmax runs while another's GEMMs execute (FlashAttention-3 §3.1). The last
+ * consumer grants consumer 0 the first turn at start; consumer 0 takes the one arrival left
+ * over at the end. Each turn barrier joins two warpgroups: the one waiting and the one passing. */
+constexpr int ATTN_FWD_TURN_THREADS = 2 * ATTN_FWD_WARPGROUP_THREADS;
+
+template <class T>
 static __device__ __forceinline__ void attn_fwd_wait_turn(int consumer) {
-  if constexpr (Enabled) named_barrier_sync(ATTN_FWD_BARRIER_TURN_0 + consumer, ATTN_FWD_CONSUMER_THREADS);
+  if constexpr (T::PINGPONG) named_barrier_sync(ATTN_FWD_BARRIER_TURN_0 + consumer, ATTN_FWD_TURN_THREADS);
 }
 
-template <bool Enabled>
+template <class T>
 static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
-  if constexpr (Enabled) named_barrier_arrive(ATTN_FWD_BARRIER_TURN_0 + (1 - consumer), ATTN_FWD_CONSUMER_THREADS);
+  if constexpr (T::PINGPONG)
+    named_barrier_arrive(ATTN_FWD_BARRIER_TURN_0 + (consumer + 1) % T::CONSUMERS, ATTN_FWD_TURN_THREADS);
 }
 
 /* Keeps the P·V wait after the softmax. ptxas's scheduler otherwise hoists wgmma.wait_group 0
@@ -281,11 +287,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     const int stage = state.k_position.stage;
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
-    attn_fwd_wait_turn<T::PINGPONG>(consumer);
+    attn_fwd_wait_turn<T>(consumer);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
-    attn_fwd_pass_turn<T::PINGPONG>(consumer);
+    attn_fwd_pass_turn<T>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[stage]);
@@ -304,7 +310,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(o);
 #pragma unroll
     for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
-    attn_fwd_wait_turn<T::PINGPONG>(consumer);
+    attn_fwd_wait_turn<T>(consumer);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
@@ -315,7 +321,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
-    attn_fwd_pass_turn<T::PINGPONG>(consumer);
+    attn_fwd_pass_turn<T>(consumer);
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_release(&sm.k_empty[k_stage]);
@@ -337,11 +343,11 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
-    attn_fwd_wait_turn<T::PINGPONG>(consumer);
+    attn_fwd_wait_turn<T>(consumer);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
-    attn_fwd_pass_turn<T::PINGPONG>(consumer);
+    attn_fwd_pass_turn<T>(consumer);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_release(&sm.v_empty[v_stage]);
