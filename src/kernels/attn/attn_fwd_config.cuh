@@ -86,6 +86,10 @@ struct attn_fwd_tile {
   /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh): pays where O's
    * rescale is long (64+ multiplications per thread and block), costs at d_v 64. */
   static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128;
+  /* Q's wgmma descriptor made visibly warp-uniform (attn_fwd_uniform_stage), so ptxas keeps
+   * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
+   * loop-invariant descriptors cost 12 bytes of spill, so there it stays per-thread. */
+  static constexpr bool UNIFORM_Q_DESCRIPTOR = HeadDim < 256;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

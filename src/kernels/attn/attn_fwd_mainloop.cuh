@@ -237,6 +237,16 @@ static __device__ __forceinline__ void attn_fwd_pin_softmax(int* pin, const attn
   if ((threadIdx.x & 31) == 0) *pin = __float_as_int(rows.sum[0] + rows.sum[1]);
 }
 
+/* A ring slot index as ptxas must see it to build the wgmma descriptors in uniform registers:
+ * the position is the same in every lane, but it is carried through a loop whose trip count
+ * comes from shared memory, so ptxas treats it as per-thread; shuffled from lane 0 it is
+ * visibly uniform. Without this (and uniform_u64 on the base descriptors) every HGMMA of the
+ * ping-pong turn waited on 4 R2UR and ~5 integer instructions (SASS, d128: 52 R2UR per key
+ * block, 2 with it). */
+static __device__ __forceinline__ int attn_fwd_uniform_stage(const ring_position& position) {
+  return __shfl_sync(0xffffffffu, static_cast<int>(position.stage), 0);
+}
+
 /* Consumer state that lives across the tiles of a CTA. */
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
@@ -261,10 +271,12 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
   /* Descriptors at k = 0 of this consumer's Q rows and of ring slot 0; a slot is a fixed
-   * offset further (smem_desc_advance_low). */
-  const uint64_t desc_q = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, 0);
-  const uint64_t desc_k_slot0 = smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0);
-  const uint64_t desc_v_slot0 = smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0);
+   * offset further (smem_desc_advance_low). Warp-uniform by shuffle (see
+   * attn_fwd_uniform_stage). */
+  const uint64_t desc_q_thread = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, 0);
+  const uint64_t desc_q = T::UNIFORM_Q_DESCRIPTOR ? uniform_u64(desc_q_thread) : desc_q_thread;
+  const uint64_t desc_k_slot0 = uniform_u64(smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0));
+  const uint64_t desc_v_slot0 = uniform_u64(smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0));
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;
   /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail). */
   const int tail_rows = seq.seqlen_k - (end - 1) * T::BLOCK_N;
@@ -284,7 +296,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   /* First block: S only. */
   {
-    const int stage = state.k_position.stage;
+    const int stage = attn_fwd_uniform_stage(state.k_position);
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
     attn_fwd_wait_turn<T>(consumer);
@@ -302,7 +314,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   }
 
   for (int n = end - 2; n >= first; --n) {
-    const int k_stage = state.k_position.stage, v_stage = state.v_position.stage;
+    const int k_stage = attn_fwd_uniform_stage(state.k_position), v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && n + 1 == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
@@ -338,7 +350,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   /* Last block: P·V only. */
   {
-    const int v_stage = state.v_position.stage;
+    const int v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
     if (o_rescale) attn_rescale_rows(o, o_scale);

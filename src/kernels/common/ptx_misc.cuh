@@ -107,6 +107,14 @@ static __device__ __forceinline__ int warpgroup_index_uniform() {
   return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x / 128), 0);
 }
 
+/* x, made visibly warp-uniform (lane 0's value by shuffle), for values that are uniform but
+ * derived from per-thread sources the compiler cannot see through (shared addresses). */
+static __device__ __forceinline__ uint64_t uniform_u64(uint64_t x) {
+  const uint32_t lo = __shfl_sync(0xffffffffu, static_cast<uint32_t>(x), 0);
+  const uint32_t hi = __shfl_sync(0xffffffffu, static_cast<uint32_t>(x >> 32), 0);
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
 /* True in exactly one active lane of the warp (the same one in all lanes' view); all lanes of
  * `member_mask` must execute it.
  *   elect.sync leader|p, member_mask;  selp.u32 elected, 1, 0, p; */
