@@ -128,6 +128,13 @@ flashc_status flashc_attn_combine(flashc_handle_t handle, const flashc_attn_comb
   FC_TRY(fc_handle_check(handle));
   fc_combine_problem problem;
   FC_TRY(fc_combine_problem_make(params, handle->backend, &problem));
-  if (handle->backend == FLASHC_BACKEND_CUDA) return cuda_not_built("attention combine");
+  if (handle->backend == FLASHC_BACKEND_CUDA) {
+#ifdef FLASHC_WITH_CUDA
+    return fc_attn_combine_cuda_run(&problem, &handle->cuda, stream);
+#else
+    return cuda_not_built("attention combine");
+#endif
+  }
+  (void)stream;
   return fc_cpu_attn_combine(&problem);
 }

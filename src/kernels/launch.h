@@ -76,6 +76,9 @@ size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const f
 flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
                                      void* stream);
 
+/* Split-KV combine (src/kernels/attn/attn_combine_*; any GPU): launches on the stream. */
+flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* problem, const fc_cuda_context* context, void* stream);
+
 #endif /* FLASHC_WITH_CUDA */
 
 #ifdef __cplusplus
