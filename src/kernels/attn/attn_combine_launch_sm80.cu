@@ -1,7 +1,8 @@
 /*
- * attn_combine_launch.cu — flashc_attn_combine on a CUDA handle: copies the validated problem
+ * attn_combine_launch_sm80.cu — flashc_attn_combine on a CUDA handle: copies the validated problem
  * into the kernel's parameters and launches attn_combine_kernel.cuh for the output dtype on
- * the caller's stream. Every GPU the library builds for runs it.
+ * the caller's stream. Built with the portable targets (sm_80, sm_90, compute_80 PTX: the
+ * _sm80.cu suffix): it uses no Hopper feature.
  * Check: tests/gpu/gpu_attn_combine.c.
  */
 #include <cuda_runtime.h>
