@@ -23,6 +23,7 @@
 
 #include "flashc.h"
 #include "host/problem.h"
+#include "host/tensor_map.h"
 #include "host/validate.h"
 #include "oracle.h"
 
@@ -924,6 +925,19 @@ static void run_cuda_rules(void) {
   test_free(g_aligned);
 }
 
+/* The stride given to a tensor-map dimension of extent 1: a positive multiple of 16 bytes, the
+ * tensor's own stride when that already is one. */
+static void run_unit_extent_strides(void) {
+  static const struct { int64_t stride, element_bytes, expected; } rows[] = {
+      {1, 2, 8}, {0, 2, 8}, {64, 2, 64}, {7, 4, 8}, {8, 4, 8}, {9, 2, 16}, {1, 1, 16}, {3, 8, 4}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+    const int64_t got = fc_tensor_map_unit_extent_stride(rows[i].stride, rows[i].element_bytes);
+    test_case_result(got == rows[i].expected, "tensor-map unit-extent stride of %lld x %lld bytes: %lld (expected %lld)",
+                     (long long)rows[i].stride, (long long)rows[i].element_bytes, (long long)got,
+                     (long long)rows[i].expected);
+  }
+}
+
 int main(void) {
   test_seed();
   flashc_status status = flashc_create(&g_handle, FLASHC_DEVICE_CPU);
@@ -936,6 +950,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) run_row(&table[i]);
   run_misc();
   run_cuda_rules();
+  run_unit_extent_strides();
   flashc_destroy(g_handle);
   return test_summary();
 }

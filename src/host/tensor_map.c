@@ -7,6 +7,12 @@
 
 #include "host/error.h"
 
+int64_t fc_tensor_map_unit_extent_stride(int64_t stride, int64_t element_bytes) {
+  const int64_t bytes = stride * element_bytes;
+  const int64_t rounded = bytes <= 16 ? 16 : (bytes + 15) / 16 * 16;
+  return rounded / element_bytes;
+}
+
 void fc_tensor_map_desc_init(fc_tensor_map_desc* desc) {
   memset(desc, 0, sizeof *desc);
   desc->dtype = FLASHC_DTYPE_BF16;

@@ -98,6 +98,12 @@ typedef struct fc_tensor_map_encoder {
  * OOB zero fill); the caller then sets dtype, rank, address, dims, strides and box. */
 void fc_tensor_map_desc_init(fc_tensor_map_desc* desc);
 
+/* The stride (in elements) to give a dimension of extent 1: never stepped, but the driver
+ * still wants a positive multiple of 16 bytes, which the validation does not require of a
+ * unit extent (e.g. the row stride of a seqlen-1 decode query). `stride` is the tensor's own
+ * stride for that dimension, rounded up here. */
+int64_t fc_tensor_map_unit_extent_stride(int64_t stride, int64_t element_bytes);
+
 /* Resolves cuTensorMapEncodeTiled. NO_DEVICE when there is no usable driver (or no CUDA in
  * this build), NOT_SUPPORTED when the driver lacks the function. */
 flashc_status fc_tensor_map_encoder_init(fc_tensor_map_encoder* encoder);

@@ -139,15 +139,6 @@ void list_head_dims(char* out, size_t cap) {
 #undef ATTN_FWD_NAME
 }
 
-/* The stride given to a dimension of extent 1: never stepped, but the driver still wants a
- * positive multiple of 16 bytes, which the validation does not require of a unit extent
- * (e.g. the row stride of a seqlen-1 decode query). */
-int64_t unit_extent_stride(int64_t stride, int64_t element_bytes) {
-  const int64_t bytes = stride * element_bytes;
-  const int64_t rounded = bytes <= 16 ? 16 : (bytes + 15) / 16 * 16;
-  return rounded / element_bytes;
-}
-
 /* A 4-D map (dim, rows, heads, batches) over one of q, k, v. An extent of 1 gets a harmless
  * stride (never stepped); empty extents become 1 (nothing is loaded from them). */
 flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, const void* base, int dim,
@@ -164,7 +155,7 @@ flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, 
   desc.global_dims[2] = static_cast<uint64_t>(heads);
   desc.global_dims[3] = static_cast<uint64_t>(batches > 0 ? batches : 1);
   const int64_t element_bytes = static_cast<int64_t>(flashc_dtype_size(dtype));
-  const int64_t unit = unit_extent_stride(row_stride, element_bytes);
+  const int64_t unit = fc_tensor_map_unit_extent_stride(row_stride, element_bytes);
   desc.global_strides[0] = 1;
   desc.global_strides[1] = rows > 1 ? row_stride : unit;
   desc.global_strides[2] = heads > 1 ? head_stride : unit;
@@ -206,7 +197,7 @@ flashc_status encode_packed(const fc_cuda_context* context, flashc_dtype dtype, 
   desc.global_dims[2] = static_cast<uint64_t>(rows > 0 ? rows : 1);
   desc.global_dims[3] = static_cast<uint64_t>(packs);
   desc.global_dims[4] = static_cast<uint64_t>(batches > 0 ? batches : 1);
-  const int64_t unit = unit_extent_stride(row_stride, static_cast<int64_t>(flashc_dtype_size(dtype)));
+  const int64_t unit = fc_tensor_map_unit_extent_stride(row_stride, static_cast<int64_t>(flashc_dtype_size(dtype)));
   desc.global_strides[0] = 1;
   desc.global_strides[1] = pack > 1 ? head_stride : unit;
   desc.global_strides[2] = rows > 1 ? row_stride : unit;
