@@ -2,10 +2,10 @@
  * gpu_gemm.c — flashc_gemm on a CUDA handle against the CPU reference (fc_ref_gemm, fp64 and
  * same-precision modes; the DESIGN §6 rule through test_check_output): random shapes with
  * m, n, k from {1, 7, 13, 127, 129, 1000, 2048 + tails, random}, all four A/B layouts for
- * row- and column-major C/D, padded leading dimensions, alpha/beta, strided and broadcast
- * batches, bias, ReLU/GELU, fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and
- * HOPPER (a forced Hopper run on a problem TMA cannot take must fail with NOT_SUPPORTED),
- * k % 8 != 0 (the fallback), and every Hopper tile width: random case i forces the 16-bit tile
+ * row- and column-major C/D, padded leading dimensions, alpha/beta, C aliasing D exactly
+ * (a quarter of the beta != 0 cases), strided and broadcast batches, bias, ReLU/GELU,
+ * fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and HOPPER (a forced Hopper run
+ * on a problem TMA cannot take must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and every Hopper tile width: random case i forces the 16-bit tile
  * width {heuristic, 256, 128, 64}[i % 4] on the handle (fc_cuda_context.gemm_hopper_block_n; no
  * random draw, so a seed replays the same cases; the fixed layout cases give each layout every
  * width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0 forces one width for every case (256 replays
@@ -58,6 +58,7 @@ typedef struct gemm_case {
   flashc_activation act;
   int algo;
   int tile_n; /* Hopper 16-bit tile width forced on the handle; 0 = the heuristic */
+  int alias_cd; /* C is D's own buffer (beta != 0; same layout, ld and batch stride) */
 } gemm_case;
 
 static int64_t span_of(flashc_layout layout, int64_t ld, int64_t rows, int64_t cols) {
@@ -80,11 +81,11 @@ static const char* layout_char(flashc_layout l) { return l == FLASHC_ROW_MAJOR ?
 /* Runs one case; returns 1 on pass. */
 static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
   char name[256];
-  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d",
+  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d%s",
            test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
            layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
            gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
-           gc->algo, gc->tile_n);
+           gc->algo, gc->tile_n, gc->alias_cd ? " c=d" : "");
   const int64_t m = gc->m, n = gc->n, k = gc->k;
   const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
   const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
@@ -94,7 +95,7 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   /* Batch strides: the span rounded up to 8 elements (16 bytes for 16-bit) unless broadcast. */
   const int64_t stride_a = gc->broadcast_a ? 0 : (span_a + 7) / 8 * 8;
   const int64_t stride_b = gc->broadcast_b ? 0 : (span_b + 7) / 8 * 8;
-  const int64_t stride_c = gc->broadcast_c ? 0 : (span_cd + 7) / 8 * 8;
+  const int64_t stride_c = gc->broadcast_c && !gc->alias_cd ? 0 : (span_cd + 7) / 8 * 8;
   const int64_t stride_d = (span_cd + 7) / 8 * 8;
   const int64_t count_a = stride_a * (gc->batch - 1) + span_a, count_b = stride_b * (gc->batch - 1) + span_b;
   const int64_t count_c = stride_c * (gc->batch - 1) + span_cd, count_d = stride_d * (gc->batch - 1) + span_cd;
@@ -125,7 +126,7 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   CUDA_CHECK(cudaMemcpy(da, a, (size_t)count_a * in_bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(db, b, (size_t)count_b * in_bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dscales, scales, sizeof scales, cudaMemcpyHostToDevice));
-  if (c) {
+  if (c && !gc->alias_cd) {
     CUDA_CHECK(cudaMalloc(&dc, (size_t)count_c * out_bytes));
     CUDA_CHECK(cudaMemcpy(dc, c, (size_t)count_c * out_bytes, cudaMemcpyHostToDevice));
   }
@@ -134,6 +135,19 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
     CUDA_CHECK(cudaMemcpy(dbias, bias, (size_t)n * out_bytes, cudaMemcpyHostToDevice));
   }
   CUDA_CHECK(cudaMemset(dd, 0xFF, (size_t)count_d * out_bytes)); /* poison */
+  if (gc->alias_cd && c) { /* D starts as C inside the matrices, poison in the padding */
+    unsigned char* start = (unsigned char*)test_alloc((size_t)count_d * out_bytes);
+    memset(start, 0xFF, (size_t)count_d * out_bytes);
+    for (int bi = 0; bi < gc->batch; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t at = bi * stride_d + (gc->cd_layout == FLASHC_ROW_MAJOR ? i * ldcd + j : j * ldcd + i);
+          memcpy(start + at * (int64_t)out_bytes, (const unsigned char*)c + at * (int64_t)out_bytes, out_bytes);
+        }
+    CUDA_CHECK(cudaMemcpy(dd, start, (size_t)count_d * out_bytes, cudaMemcpyHostToDevice));
+    test_free(start);
+    dc = dd;
+  }
 
   flashc_gemm_params p;
   flashc_gemm_params_init(&p);
@@ -262,7 +276,7 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   free(mask);
   cudaFree(da);
   cudaFree(db);
-  cudaFree(dc);
+  if (dc != dd) cudaFree(dc);
   cudaFree(dbias);
   cudaFree(dd);
   cudaFree(dscales);
@@ -329,6 +343,8 @@ static gemm_case random_case(test_rng* rng) {
   gc.alpha = alphas[test_rng_int(rng, 0, 2)];
   static const float betas[] = {0.0f, 0.0f, 1.0f, -0.5f};
   gc.beta = betas[test_rng_int(rng, 0, 3)];
+  gc.alias_cd = gc.beta != 0.0f && test_rng_int(rng, 0, 3) == 0; /* documented: C may alias D exactly */
+  if (gc.alias_cd) gc.broadcast_c = 0;
   gc.bias = test_rng_int(rng, 0, 2) == 0;
   gc.act = (flashc_activation)test_rng_int(rng, 0, 2);
   gc.use_scales = gc.in == FLASHC_DTYPE_E4M3 || test_rng_int(rng, 0, 3) == 0;
