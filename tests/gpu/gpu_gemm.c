@@ -5,8 +5,8 @@
  * row- and column-major C/D, padded leading dimensions, alpha/beta, C aliasing D exactly
  * (a quarter of the beta != 0 cases), strided and broadcast batches, bias, ReLU/GELU,
  * fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and HOPPER (a forced Hopper run
- * on a problem TMA cannot take must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and every Hopper tile width: random case i forces the 16-bit tile
- * width {heuristic, 256, 128, 64}[i % 4] on the handle (fc_cuda_context.gemm_hopper_block_n; no
+ * on a problem TMA cannot take must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and
+ * every Hopper tile width: random case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle (fc_cuda_context.gemm_hopper_block_n; no
  * random draw, so a seed replays the same cases; the fixed layout cases give each layout every
  * width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0 forces one width for every case (256 replays
  * runs made before the tile heuristic). Outputs are poisoned (0xFF = NaN) before each run and every
