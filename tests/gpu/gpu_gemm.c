@@ -1,16 +1,17 @@
 /*
  * gpu_gemm.c — flashc_gemm on a CUDA handle against the CPU reference (fc_ref_gemm, fp64 and
- * same-precision modes; the DESIGN §6 rule through test_check_output): random shapes with
- * m, n, k from {1, 7, 13, 127, 129, 1000, 2048 + tails, random}, all four A/B layouts for
- * row- and column-major C/D, padded leading dimensions, alpha/beta, C aliasing D exactly
- * (a quarter of the beta != 0 cases), strided and broadcast batches, bias, ReLU/GELU,
- * fp16/bf16/e4m3 inputs, fp16/bf16/fp32 outputs, algo AUTO and HOPPER (a forced Hopper run
- * on a problem TMA cannot take must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and
- * every Hopper tile width: random case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle (fc_cuda_context.gemm_hopper_block_n; no
- * random draw, so a seed replays the same cases; the fixed layout cases give each layout every
- * width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0 forces one width for every case (256 replays
- * runs made before the tile heuristic). Outputs are poisoned (0xFF = NaN) before each run and every
- * element of the D buffer is checked (written inside the matrix, untouched in the padding).
+ * same-precision modes; the DESIGN §6 rule through test_check_output): random shapes with m, n,
+ * k from {1, 7, 13, 127, 129, 1000, 2048 + tails, random}, all four A/B layouts for row- and
+ * column-major C/D, padded leading dimensions, alpha/beta, C aliasing D exactly (a quarter of
+ * the beta != 0 cases), strided and broadcast batches, bias, ReLU/GELU, fp16/bf16/e4m3 inputs,
+ * fp16/bf16/fp32 outputs, algo AUTO and HOPPER (a forced Hopper run on a problem TMA cannot take
+ * must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and every Hopper tile width: random
+ * case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle
+ * (fc_cuda_context.gemm_hopper_block_n; no random draw, so a seed replays the same cases; the
+ * fixed layout cases give each layout every width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0
+ * forces one width for every case (256 replays runs made before the tile heuristic). Outputs are
+ * poisoned (0xFF = NaN) before each run and every element of the D buffer is checked (written
+ * inside the matrix, untouched in the padding).
  *
  * e4m3: the fp8 tensor core adds products inside one k-tile with ~14 significant bits before
  * the kernel promotes them into fp32 (ptx_wgmma.cuh), so e4m3 cases add 2^-12 · max Σ|a·b| to
