@@ -23,16 +23,9 @@
 #include <cuda_runtime.h>
 
 #include "flashc.h"
+#include "gpu_test_util.h"
 #include "oracle.h"
 
-#define CHECK_CUDA(call)                                                                  \
-  do {                                                                                    \
-    cudaError_t e_ = (call);                                                              \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 typedef struct combine_case {
   int splits, batch, seqlen, heads, dv;
@@ -63,12 +56,6 @@ static combine_case draw_case(test_rng* rng) {
   return c;
 }
 
-static void* device_copy(const void* host, size_t bytes) {
-  void* device = NULL;
-  CHECK_CUDA(cudaMalloc(&device, bytes ? bytes : 1));
-  if (bytes) CHECK_CUDA(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));
-  return device;
-}
 
 /* Runs one case on both handles; returns 1 when it passes. */
 static int run_case(flashc_handle_t gpu, flashc_handle_t cpu, int index, const combine_case* c, test_rng* rng) {
@@ -137,31 +124,28 @@ static int run_case(flashc_handle_t gpu, flashc_handle_t cpu, int index, const c
     return 0;
   }
   /* GPU */
-  float* d_op = device_copy(o_partial, sizeof(float) * (size_t)op_count);
-  float* d_lp = device_copy(lse_partial, sizeof(float) * (size_t)lp_count);
-  void* d_o = device_copy(o_gpu, out_size * (size_t)o_count);
-  float* d_l = device_copy(l_gpu, sizeof(float) * (size_t)l_count);
+  float* d_op = test_device_copy(o_partial, sizeof(float) * (size_t)op_count);
+  float* d_lp = test_device_copy(lse_partial, sizeof(float) * (size_t)lp_count);
+  void* d_o = test_device_copy(o_gpu, out_size * (size_t)o_count);
+  float* d_l = test_device_copy(l_gpu, sizeof(float) * (size_t)l_count);
   params.o_partial = d_op, params.lse_partial = d_lp, params.o = d_o, params.lse = c->with_lse ? d_l : NULL;
   status = flashc_attn_combine(gpu, &params, NULL);
   if (status != FLASHC_STATUS_SUCCESS) {
     printf("FAIL combine #%d: GPU: %s: %s\n", index, flashc_status_name(status), flashc_last_error());
     return 0;
   }
-  CHECK_CUDA(cudaDeviceSynchronize());
-  CHECK_CUDA(cudaMemcpy(o_gpu, d_o, out_size * (size_t)o_count, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(l_gpu, d_l, sizeof(float) * (size_t)l_count, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaFree(d_op));
-  CHECK_CUDA(cudaFree(d_lp));
-  CHECK_CUDA(cudaFree(d_o));
-  CHECK_CUDA(cudaFree(d_l));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(o_gpu, d_o, out_size * (size_t)o_count, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(l_gpu, d_l, sizeof(float) * (size_t)l_count, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(d_op));
+  CUDA_CHECK(cudaFree(d_lp));
+  CUDA_CHECK(cudaFree(d_o));
+  CUDA_CHECK(cudaFree(d_l));
 
   /* Compare every element: inside the tensor against the CPU, the padding untouched. */
   unsigned char* inside = calloc((size_t)o_count, 1);
   unsigned char* lse_inside = calloc((size_t)l_count, 1);
-  if (!inside || !lse_inside) {
-    fprintf(stderr, "out of memory\n");
-    exit(1);
-  }
+  if (!inside || !lse_inside) test_fatal("out of host memory");
   const double u_out = c->out_dtype == FLASHC_DTYPE_FP32 ? 0.0 : test_unit_roundoff(c->out_dtype);
   int64_t bad = 0, clobbered = 0;
   double worst_ratio = 0.0;

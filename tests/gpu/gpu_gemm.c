@@ -40,13 +40,9 @@
 #include "host/handle.h"
 #include "host/problem.h"
 #include "host/validate.h"
+#include "gpu_test_util.h"
 #include "oracle.h"
 
-#define CUDA_CHECK(call)                                                                   \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) test_fatal("%s:%d %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-  } while (0)
 
 typedef struct gemm_case {
   int m, n, k, batch;
@@ -120,21 +116,12 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
 
   void *da = NULL, *db = NULL, *dc = NULL, *dbias = NULL, *dd = NULL;
   float* dscales = NULL;
-  CUDA_CHECK(cudaMalloc(&da, (size_t)count_a * in_bytes));
-  CUDA_CHECK(cudaMalloc(&db, (size_t)count_b * in_bytes));
+  da = test_device_copy(a, (size_t)count_a * in_bytes);
+  db = test_device_copy(b, (size_t)count_b * in_bytes);
+  dscales = test_device_copy(scales, sizeof scales);
   CUDA_CHECK(cudaMalloc(&dd, (size_t)count_d * out_bytes));
-  CUDA_CHECK(cudaMalloc((void**)&dscales, 2 * sizeof(float)));
-  CUDA_CHECK(cudaMemcpy(da, a, (size_t)count_a * in_bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(db, b, (size_t)count_b * in_bytes, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(dscales, scales, sizeof scales, cudaMemcpyHostToDevice));
-  if (c && !gc->alias_cd) {
-    CUDA_CHECK(cudaMalloc(&dc, (size_t)count_c * out_bytes));
-    CUDA_CHECK(cudaMemcpy(dc, c, (size_t)count_c * out_bytes, cudaMemcpyHostToDevice));
-  }
-  if (bias) {
-    CUDA_CHECK(cudaMalloc(&dbias, (size_t)n * out_bytes));
-    CUDA_CHECK(cudaMemcpy(dbias, bias, (size_t)n * out_bytes, cudaMemcpyHostToDevice));
-  }
+  if (c && !gc->alias_cd) dc = test_device_copy(c, (size_t)count_c * out_bytes);
+  if (bias) dbias = test_device_copy(bias, (size_t)n * out_bytes);
   CUDA_CHECK(cudaMemset(dd, 0xFF, (size_t)count_d * out_bytes)); /* poison */
   if (gc->alias_cd && c) { /* D starts as C inside the matrices, poison in the padding */
     unsigned char* start = (unsigned char*)test_alloc((size_t)count_d * out_bytes);

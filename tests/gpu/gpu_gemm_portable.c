@@ -21,13 +21,9 @@
 #include <cuda_runtime.h>
 
 #include "flashc.h"
+#include "gpu_test_util.h"
 #include "oracle.h"
 
-#define CUDA_CHECK(call)                                                                                 \
-  do {                                                                                                   \
-    cudaError_t e_ = (call);                                                                             \
-    if (e_ != cudaSuccess) test_fatal("%s:%d %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-  } while (0)
 
 static flashc_handle_t g_handle;
 

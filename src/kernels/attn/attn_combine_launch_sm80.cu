@@ -28,6 +28,11 @@ cudaError_t launch(const attn_combine_params& params, int grid, cudaStream_t str
 
 extern "C" flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* p, const fc_cuda_context* context,
                                                   void* stream) {
+  /* Built for sm_80, sm_90 and compute_80 PTX: an older GPU has no image to run. */
+  if (context->cc_major < 8)
+    return fc_fail(FLASHC_STATUS_NOT_SUPPORTED_ARCH,
+                   "attention combine needs compute capability 8.0 or newer; this device is %d.%d", context->cc_major,
+                   context->cc_minor);
   attn_combine_params params;
   params.num_splits = p->num_splits;
   params.batch = p->batch;

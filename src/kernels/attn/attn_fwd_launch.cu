@@ -56,18 +56,6 @@ constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
  * (unequal tiles), −8 % at 512–1k (a 192-row tile pads a short sequence). */
 constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
 
-/* Consumer warpgroups for problem p: 3 where the rule above holds and such an instance is
- * built for (d, d_v), else 2. */
-int consumers_for_problem(const fc_attn_problem* p) {
-  bool wide_built = false;
-#define ATTN_FWD_WIDE(d, dv, n, c) \
-  if (p->head_dim == d && p->head_dim_v == dv && c == 3) wide_built = true;
-  ATTN_FWD_INSTANCES(ATTN_FWD_WIDE)
-#undef ATTN_FWD_WIDE
-  const bool masked = p->window_left >= 0 || p->window_right >= 0;
-  return wide_built && !masked && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN && p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? 3 : 2;
-}
-
 /* The key-block width for (d, d_v), the consumer count and seqlen_k: among the built widths
  * of that consumer count, the one that minimizes blocks × (BLOCK_N + per-block overhead),
  * i.e. padding of the last block against the fixed cost of each. Ties go to the wider. 0
@@ -86,6 +74,14 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k) {
   ATTN_FWD_INSTANCES(ATTN_FWD_COST)
 #undef ATTN_FWD_COST
   return best;
+}
+
+/* Consumer warpgroups for problem p: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a
+ * 3-consumer instance is built for (d, d_v), else 2. */
+int consumers_for_problem(const fc_attn_problem* p) {
+  const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
+                             p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;
+  return long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k) != 0 ? 3 : 2;
 }
 
 /* Consumer warpgroups of the instance for (d, d_v, BLOCK_N) (its BLOCK_M is 64 times that). */
