@@ -36,6 +36,7 @@ cudaError_t launch_all(const attn_bwd_params& params, size_t smem_bytes, cudaStr
   const int64_t n_tiles = (params.seqlen_k + ATTN_BWD_BLOCK_N - 1) / ATTN_BWD_BLOCK_N;
   const int64_t query_ctas = m_tiles * params.heads_q * params.batch;
   const int64_t key_ctas = n_tiles * params.heads_kv * params.batch;
+  /* (validation makes batch, heads, seqlen_q and seqlen_k positive: both grids are non-empty) */
   if (query_ctas > 0x7fffffff || key_ctas > 0x7fffffff) return cudaErrorInvalidConfiguration;
   cudaError_t error = cudaFuncSetAttribute(attn_bwd_dkdv_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem_bytes));
