@@ -14,8 +14,17 @@
  * o and lse given to the backward come from the oracle forward (rounded to the dtype / fp32).
  * Gradient buffers are poisoned: every element that must be written is checked (dk/dv of keys
  * no query sees are 0), padding stays untouched.
+ *
+ * Built a second time as gpu_attn_bwd (FLASHC_TEST_ON_GPU): part 2 against a CUDA handle, every
+ * buffer copied to the device and the gradients back (the GPU takes fp16/bf16 with 16-byte
+ * aligned strides, so fp32 cases are skipped and padded layouts become heads-major ones);
+ * exit 77 without a CUDA device.
  */
 #include "attn_common.h"
+
+#ifdef FLASHC_TEST_ON_GPU
+#include <cuda_runtime.h>
+#endif
 
 static flashc_handle_t g_handle;
 
@@ -135,6 +144,66 @@ static void problem_free(bwd_problem* P) {
   seq_lengths_free(&P->s);
 }
 
+#ifdef FLASHC_TEST_ON_GPU
+static void* gpu_copy(const void* host, size_t bytes) {
+  void* device = NULL;
+  if (!host) return NULL;
+  if (cudaMalloc(&device, bytes ? bytes : 1) != cudaSuccess ||
+      (bytes && cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice) != cudaSuccess))
+    test_fatal("cudaMalloc/cudaMemcpy of a test buffer failed");
+  return device;
+}
+
+static void gpu_copy_back(void* host, const void* device, size_t bytes) {
+  if (cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost) != cudaSuccess) test_fatal("cudaMemcpy back failed");
+}
+
+/* The backward on the CUDA handle: the buffers p points into are copied to the device (from the
+ * pointer to the end of the allocation, as the tensors' counts say), the gradients back. */
+static flashc_status run_bwd(const bwd_problem* P, const flashc_attn_bwd_params* p) {
+  const size_t size = test_dtype_size(P->c.dtype);
+  const size_t sequences = (size_t)P->c.batch;
+  flashc_attn_bwd_params d = *p;
+  d.q = gpu_copy(p->q, (size_t)P->q.count * size);
+  d.k = gpu_copy(p->k, (size_t)P->k.count * size);
+  d.v = gpu_copy(p->v, (size_t)P->v.count * size);
+  d.o = gpu_copy(p->o, (size_t)P->o.count * size);
+  d.dout = gpu_copy(p->dout, (size_t)P->dout.count * size);
+  d.lse = gpu_copy(p->lse, sizeof(float) * (size_t)P->lse_count);
+  d.dq = gpu_copy(p->dq, (size_t)P->dq.count * size);
+  d.dk = gpu_copy(p->dk, (size_t)P->dk.count * size);
+  d.dv = gpu_copy(p->dv, (size_t)P->dv.count * size);
+  d.cu_seqlens_q = gpu_copy(p->cu_seqlens_q, sizeof(int32_t) * (sequences + 1));
+  d.cu_seqlens_k = gpu_copy(p->cu_seqlens_k, sizeof(int32_t) * (sequences + 1));
+  d.seqused_q = gpu_copy(p->seqused_q, sizeof(int32_t) * sequences);
+  d.seqused_k = gpu_copy(p->seqused_k, sizeof(int32_t) * sequences);
+  size_t bytes = 0;
+  void* workspace = NULL;
+  flashc_status status = flashc_attn_bwd_workspace_size(g_handle, &d, &bytes);
+  if (status == FLASHC_STATUS_SUCCESS && bytes && cudaMalloc(&workspace, bytes) != cudaSuccess)
+    test_fatal("cudaMalloc of the workspace failed");
+  if (status == FLASHC_STATUS_SUCCESS) status = flashc_attn_bwd(g_handle, &d, workspace, bytes, NULL);
+  if (status == FLASHC_STATUS_SUCCESS) {
+    if (cudaDeviceSynchronize() != cudaSuccess) test_fatal("the backward failed on the device");
+    gpu_copy_back(p->dq, d.dq, (size_t)P->dq.count * size);
+    gpu_copy_back(p->dk, d.dk, (size_t)P->dk.count * size);
+    gpu_copy_back(p->dv, d.dv, (size_t)P->dv.count * size);
+  } else {
+    test_print_status("flashc_attn_bwd (CUDA)", status);
+  }
+  const void* buffers[] = {d.q, d.k, d.v, d.o, d.dout, d.lse, d.dq, d.dk, d.dv,
+                           d.cu_seqlens_q, d.cu_seqlens_k, d.seqused_q, d.seqused_k, workspace};
+  for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; ++i)
+    if (buffers[i]) cudaFree((void*)buffers[i]);
+  return status;
+}
+#else
+static flashc_status run_bwd(const bwd_problem* P, const flashc_attn_bwd_params* p) {
+  (void)P;
+  return attn_run_bwd(g_handle, p);
+}
+#endif
+
 static void describe(const bwd_problem* P, char* out, size_t cap) {
   const bwd_case* c = &P->c;
   char lens[200] = "";
@@ -248,7 +317,7 @@ static int run_fd_case(const bwd_case* c, test_rng* rng) {
   problem_make(&P, c, rng);
   char description[400];
   describe(&P, description, sizeof description);
-  int pass = attn_run_bwd(g_handle, &P.p) == FLASHC_STATUS_SUCCESS;
+  int pass = run_bwd(&P, &P.p) == FLASHC_STATUS_SUCCESS;
 
   /* oracle backward (fp64) and its masks */
   double* ref[3];
@@ -348,7 +417,7 @@ static int run_oracle_case(const bwd_case* c, test_rng* rng) {
   problem_make(&P, c, rng);
   char description[400];
   describe(&P, description, sizeof description);
-  int pass = attn_run_bwd(g_handle, &P.p) == FLASHC_STATUS_SUCCESS;
+  int pass = run_bwd(&P, &P.p) == FLASHC_STATUS_SUCCESS;
   tensor4* grads[3] = {&P.dq, &P.dk, &P.dv};
   const char* names[3] = {"dq", "dk", "dv"};
   double *ref[3], *same[3];
@@ -384,7 +453,7 @@ static int run_oracle_case(const bwd_case* c, test_rng* rng) {
       }
       flashc_attn_bwd_params p2 = P.p;
       p2.dq = again[0].data, p2.dk = again[1].data, p2.dv = again[2].data;
-      int same_bits = attn_run_bwd(g_handle, &p2) == FLASHC_STATUS_SUCCESS;
+      int same_bits = run_bwd(&P, &p2) == FLASHC_STATUS_SUCCESS;
       for (int t = 0; t < 3 && same_bits; ++t)
         same_bits = memcmp(again[t].data, grads[t]->data, (size_t)grads[t]->count * test_dtype_size(c->dtype)) == 0;
       if (!same_bits) printf("  deterministic = 1: a second run differs\n");
@@ -410,15 +479,26 @@ static bwd_case base_case(flashc_dtype dtype, int batch, int sq, int sk, int hq,
 
 int main(void) {
   uint64_t seed = test_seed();
+#ifdef FLASHC_TEST_ON_GPU
+  int device_count = 0;
+  if (cudaGetDeviceCount(&device_count) != cudaSuccess || device_count == 0) {
+    printf("gpu_attn_bwd: no CUDA device, skipped\n");
+    return 77;
+  }
+  flashc_status status = flashc_create(&g_handle, 0);
+  const int on_gpu = 1;
+#else
   flashc_status status = flashc_create(&g_handle, FLASHC_DEVICE_CPU);
+  const int on_gpu = 0;
+#endif
   if (status != FLASHC_STATUS_SUCCESS) {
-    test_print_status("flashc_create(CPU)", status);
+    test_print_status("flashc_create", status);
     return TEST_EXIT_FAIL;
   }
   uint64_t index = 0;
 
-  /* 1. fp32 against finite differences */
-  {
+  /* 1. fp32 against finite differences (the GPU takes no fp32) */
+  if (!on_gpu) {
     bwd_case cases[12];
     int n = 0;
     const flashc_dtype f32 = FLASHC_DTYPE_FP32;
@@ -465,6 +545,8 @@ int main(void) {
     cases[n] = base_case(bf, 2, 40, 30, 3, 1, 64, 32), cases[n++].softmax_scale = 0.3f;
     for (int i = 0; i < n; ++i) {
       test_rng rng = test_rng_make(seed, ++index);
+      if (on_gpu && cases[i].dtype == FLASHC_DTYPE_FP32) continue;
+      if (on_gpu && cases[i].layout == LAYOUT_PADDED) cases[i].layout = LAYOUT_HEADS_MAJOR; /* 16-byte strides */
       run_oracle_case(&cases[i], &rng);
     }
     /* random mixtures */
@@ -484,6 +566,8 @@ int main(void) {
       c.empty = c.varlen;
       c.layout = test_rng_int(&rng, 0, 2);
       c.deterministic = test_rng_int(&rng, 0, 1);
+      if (on_gpu && c.dtype == FLASHC_DTYPE_FP32) c.dtype = bf;
+      if (on_gpu && c.layout == LAYOUT_PADDED) c.layout = LAYOUT_HEADS_MAJOR;
       run_oracle_case(&c, &rng);
     }
   }

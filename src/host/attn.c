@@ -37,11 +37,13 @@ void flashc_attn_combine_params_init(flashc_attn_combine_params* params) {
   params->out_dtype = FLASHC_DTYPE_BF16;
 }
 
-/* The GPU kernels land with the attention issues; until then a device handle says so. */
+#ifndef FLASHC_WITH_CUDA
+/* A build without CUDA: a device handle says so. */
 static flashc_status cuda_not_built(const char* operation) {
   return fc_fail(FLASHC_STATUS_NOT_SUPPORTED,
-                 "%s has no CUDA kernel in this build of flashc yet; use a CPU handle (FLASHC_DEVICE_CPU)", operation);
+                 "%s: this build of flashc has no CUDA support; use a CPU handle (FLASHC_DEVICE_CPU)", operation);
 }
+#endif
 
 /* Can the CUDA forward run this problem? The reason becomes the call's message otherwise. */
 static flashc_status cuda_fwd_check(const struct flashc_handle* handle, const fc_attn_problem* problem) {
@@ -100,7 +102,16 @@ static flashc_status bwd_workspace_bytes(const struct flashc_handle* handle, con
     *bytes = fc_cpu_attn_bwd_workspace_size(problem);
     return FLASHC_STATUS_SUCCESS;
   }
+#ifdef FLASHC_WITH_CUDA
+  fc_reason why_not = {{0}};
+  flashc_status status = fc_attn_bwd_portable_check(problem, &handle->cuda, &why_not);
+  if (status != FLASHC_STATUS_SUCCESS)
+    return fc_fail(status, "attention backward on cuda:%d: %s", handle->device, why_not.text);
+  *bytes = fc_attn_bwd_portable_workspace_size(problem, &handle->cuda);
+  return FLASHC_STATUS_SUCCESS;
+#else
   return cuda_not_built("attention backward");
+#endif
 }
 
 flashc_status flashc_attn_bwd_workspace_size(flashc_handle_t handle, const flashc_attn_bwd_params* params,
@@ -121,6 +132,9 @@ flashc_status flashc_attn_bwd(flashc_handle_t handle, const flashc_attn_bwd_para
   FC_TRY(bwd_workspace_bytes(handle, &problem, &required));
   void* resolved = NULL;
   FC_TRY(fc_handle_workspace(handle, required, workspace, workspace_bytes, stream, &resolved));
+#ifdef FLASHC_WITH_CUDA
+  if (handle->backend == FLASHC_BACKEND_CUDA) return fc_attn_bwd_portable_run(&problem, &handle->cuda, resolved, stream);
+#endif
   return fc_cpu_attn_bwd(&problem, resolved, required);
 }
 

@@ -76,7 +76,15 @@ size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const f
 flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
                                      void* stream);
 
-/* Split-KV combine (src/kernels/attn/attn_combine_*; any GPU): launches on the stream. */
+/* Attention backward on CUDA cores (src/kernels/attn/attn_bwd_*; sm_80 and newer), deterministic.
+ * The workspace holds D (one fp32 per query row and head). */
+flashc_status fc_attn_bwd_portable_check(const fc_attn_problem* problem, const fc_cuda_context* context,
+                                         fc_reason* why_not);
+size_t fc_attn_bwd_portable_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context);
+flashc_status fc_attn_bwd_portable_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
+                                       void* stream);
+
+/* Split-KV combine (src/kernels/attn/attn_combine_*; sm_80 and newer): launches on the stream. */
 flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* problem, const fc_cuda_context* context, void* stream);
 
 #endif /* FLASHC_WITH_CUDA */
