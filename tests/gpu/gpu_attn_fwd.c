@@ -23,8 +23,10 @@
  *      seqlen_q > seqlen_k (rows that see no key: O = 0, LSE = −inf exactly), explicit
  *      softmax_scale, pack_gqa hints, num_splits = 0, lse = NULL, caller-owned workspace,
  *      a non-default stream;
- *   3. what the first GPU version must refuse with a NOT_SUPPORTED-family status and a message,
- *      writing nothing: paged KV, num_splits > 1, e4m3, fp32, other head dims (32, 80, 160,
+ *   3. paged KV (page sizes 64, 16 with a pack-GQA decode step, 256: run against the oracle)
+ *      and what the GPU must refuse with a NOT_SUPPORTED-family status and a message, writing
+ *      nothing: a page size that fits no key-block width (24), num_splits > 1, e4m3, fp32,
+ *      other head dims (32, 80, 160,
  *      512, d_v ≠ d except 192/128), strides or pointers not 16-byte aligned (for those,
  *      FLASHC_STATUS_MISALIGNED is accepted too: it is the status flashc.h documents for "not
  *      aligned as required"). A case the kernel should take that returns NOT_SUPPORTED fails.
@@ -441,7 +443,15 @@ static gcase refusal_case(int refuse, int variant, test_rng* rng) {
   c.num_splits = 1;
   c.pack_gqa = -1;
   switch (refuse) {
-    case REFUSE_PAGED: c.page_size = variant ? 16 : 64; break;
+    case REFUSE_PAGED: {
+      /* 64 and 16 fit d128's 128-key blocks (whole blocks in a page, whole pages in a block),
+       * 256 holds two blocks; 24 fits no built width, so the GPU must refuse it */
+      static const int page_sizes[] = {64, 16, 256, 24};
+      c.page_size = page_sizes[variant];
+      if (c.page_size != 24) c.expect = EXPECT_OK;
+      if (variant == 1) c.seqlen_q = 1, c.seqlen_k = 333, c.heads_q = 16; /* a decode step, pack-GQA ratio 8 */
+      break;
+    }
     case REFUSE_SPLITS: c.num_splits = 2 + variant, c.seqlen_k = 1000; break;
     case REFUSE_E4M3: c.dtype = FLASHC_DTYPE_E4M3; break;
     case REFUSE_FP32: c.dtype = FLASHC_DTYPE_FP32; break;
@@ -1089,7 +1099,7 @@ int main(int argc, char** argv) {
   if (n > first_wide) printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
   int first_refusal = n;
   if (refusals) {
-    static const int variants[REFUSE_COUNT] = {0, 2, 2, 2, 2, 7, 16};
+    static const int variants[REFUSE_COUNT] = {0, 4, 2, 2, 2, 7, 16};
     for (int r = 1; r < REFUSE_COUNT; ++r)
       for (int v = 0; v < variants[r]; ++v) {
         test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);

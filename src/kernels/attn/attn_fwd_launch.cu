@@ -14,7 +14,9 @@
  * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
  * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
  * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
- * ATTN_FWD_INSTANCES, paged KV and num_splits > 1 (the split-KV decoding issue).
+ * ATTN_FWD_INSTANCES, paged KV whose page size fits no key-block width (pages_fit_block) and
+ * num_splits > 1 (the split-KV decoding issue). Paged KV otherwise loads each key block page by
+ * page (attn_fwd_load_kv).
  * Check: tests/gpu/gpu_attn_fwd.c (also asserts these refusals).
  */
 #include <math.h>
@@ -56,18 +58,27 @@ constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
  * (unequal tiles), −8 % at 512–1k (a 192-row tile pads a short sequence). */
 constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
 
-/* The key-block width for (d, d_v), the consumer count and seqlen_k: among the built widths
- * of that consumer count, the one that minimizes blocks × (BLOCK_N + per-block overhead),
- * i.e. padding of the last block against the fixed cost of each. Ties go to the wider. 0
- * when none is built. A width belongs to one consumer count per (d, d_v), so (d, d_v,
- * BLOCK_N) names an instance. */
-int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k) {
+/* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
+ * Whole blocks inside one page (page_size a multiple of block_n), or whole pages inside one
+ * block (block_n a multiple of page_size, itself a multiple of 8 so that every page's box
+ * starts on a swizzle atom of the slot). */
+bool pages_fit_block(int page_size, int block_n) {
+  if (page_size == 0) return true;
+  return page_size % block_n == 0 || (block_n % page_size == 0 && page_size % 8 == 0);
+}
+
+/* The key-block width for (d, d_v), the consumer count, seqlen_k and the page size (0: not
+ * paged): among the built widths of that consumer count that fit the pages, the one that
+ * minimizes blocks × (BLOCK_N + per-block overhead), i.e. padding of the last block against
+ * the fixed cost of each. Ties go to the wider. 0 when none is built or fits. A width belongs
+ * to one consumer count per (d, d_v), so (d, d_v, BLOCK_N) names an instance. */
+int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int page_size) {
   const int64_t keys = seqlen_k > 0 ? seqlen_k : 1;
   const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
   int best = 0;
   int64_t best_cost = 0;
-#define ATTN_FWD_COST(d, dv, n, c)                                            \
-  if (head_dim == d && head_dim_v == dv && consumers == c) {                    \
+#define ATTN_FWD_COST(d, dv, n, c)                                                         \
+  if (head_dim == d && head_dim_v == dv && consumers == c && pages_fit_block(page_size, n)) { \
     const int64_t cost = (keys + n - 1) / n * (n + overhead);                   \
     if (best == 0 || cost <= best_cost) best = n, best_cost = cost;             \
   }
@@ -81,7 +92,17 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k) {
 int consumers_for_problem(const fc_attn_problem* p) {
   const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
                              p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;
-  return long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k) != 0 ? 3 : 2;
+  return long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k, 0) != 0 ? 3 : 2;
+}
+
+/* The key-block width for problem p (consumers_for_problem's count, or 2 when paged KV fits
+ * only those widths); 0 when no built width fits its pages. */
+int block_n_for_problem(const fc_attn_problem* p) {
+  const int page_size = p->page_table ? p->page_size : 0;
+  const int consumers = consumers_for_problem(p);
+  int block_n = block_n_for(p->head_dim, p->head_dim_v, consumers, p->seqlen_k, page_size);
+  if (block_n == 0 && consumers != 2) block_n = block_n_for(p->head_dim, p->head_dim_v, 2, p->seqlen_k, page_size);
+  return block_n;
 }
 
 /* Consumer warpgroups of the instance for (d, d_v, BLOCK_N) (its BLOCK_M is 64 times that). */
@@ -232,7 +253,7 @@ extern "C" void fc_attn_fwd_hopper_describe(char* out, size_t capacity) {
   char pairs[128];
   list_head_dims(pairs, sizeof pairs);
   snprintf(out, capacity,
-           "hopper TMA+WGMMA (fp16/bf16; (d, d_v) %s; masks, softcap, GQA, varlen; no paged KV, splits or e4m3 yet)",
+           "hopper TMA+WGMMA (fp16/bf16; (d, d_v) %s; masks, softcap, GQA, varlen, paged KV; no splits or e4m3 yet)",
            pairs);
 }
 
@@ -277,8 +298,12 @@ extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, cons
              "softmax_scale %g: the GPU kernel's online softmax assumes a positive scale", (double)p->softmax_scale);
     return FLASHC_STATUS_NOT_SUPPORTED;
   }
-  if (p->page_table) {
-    snprintf(why_not->text, sizeof why_not->text, "paged KV (page_table) has no GPU kernel in this build yet");
+  if (p->page_table && block_n_for_problem(p) == 0) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "page_size %d: the GPU kernel loads key blocks whole, so page_size must be a multiple of 8 that divides "
+             "one of the key-block widths built for head dims (%d, %d), or a multiple of one (128 works for every "
+             "head dim but 256: 80, 160, 240, ...)",
+             p->page_size, p->head_dim, p->head_dim_v);
     return FLASHC_STATUS_NOT_SUPPORTED;
   }
   if (p->num_splits > 1) {
@@ -295,7 +320,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
 
-  const int block_n = block_n_for(p->head_dim, p->head_dim_v, consumers_for_problem(p), p->seqlen_k);
+  const int block_n = block_n_for_problem(p);
   const tile_info tile = tile_for(p->head_dim, p->head_dim_v, block_n);
   attn_fwd_params params;
   memset(&params, 0, sizeof params);
@@ -318,14 +343,24 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
                            ATTN_FWD_ROWS_PER_CONSUMER, tile.v_swizzle, &params.map_o);
     if (status != FLASHC_STATUS_SUCCESS) return status;
   }
-  status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, k_rows, p->heads_kv, k_batches, p->k.row_stride,
-                         p->k.head_stride, p->k.batch_stride, tile.qk_box_inner, tile.block_n, tile.qk_swizzle,
-                         &params.map_k);
+  /* K and V: (d, rows, heads, batch), or with paged KV (d, page rows, heads, pages) — the
+   * batch stride is then the page stride — loaded min(page_size, BLOCK_N) rows per box. */
+  const int paged = p->page_table != NULL;
+  const int64_t kv_rows = paged ? p->page_size : k_rows, kv_batches = paged ? p->num_pages : k_batches;
+  const int kv_box_rows = paged && p->page_size < tile.block_n ? p->page_size : tile.block_n;
+  status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, kv_rows, p->heads_kv, kv_batches,
+                         p->k.row_stride, p->k.head_stride, p->k.batch_stride, tile.qk_box_inner,
+                         static_cast<uint32_t>(kv_box_rows), tile.qk_swizzle, &params.map_k);
   if (status != FLASHC_STATUS_SUCCESS) return status;
-  status = encode_tensor(context, p->dtype, p->v.data, p->head_dim_v, k_rows, p->heads_kv, k_batches,
-                         p->v.row_stride, p->v.head_stride, p->v.batch_stride, tile.v_box_inner, tile.block_n,
-                         tile.v_swizzle, &params.map_v);
+  status = encode_tensor(context, p->dtype, p->v.data, p->head_dim_v, kv_rows, p->heads_kv, kv_batches,
+                         p->v.row_stride, p->v.head_stride, p->v.batch_stride, tile.v_box_inner,
+                         static_cast<uint32_t>(kv_box_rows), tile.v_swizzle, &params.map_v);
   if (status != FLASHC_STATUS_SUCCESS) return status;
+  params.page_table = p->page_table;
+  params.page_table_batch_stride = p->page_table_batch_stride;
+  params.page_size = p->page_size;
+  params.max_pages = p->max_pages;
+  params.kv_box_rows = kv_box_rows;
 
   params.o = p->o.data;
   params.o_batch_stride = p->o.batch_stride;
@@ -364,7 +399,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.logit_scale = p->softcap > 0.0f ? 1.0f : p->softmax_scale;
   params.window_left = p->window_left;
   params.window_right = p->window_right;
-  params.zero_v_tail = varlen_k || p->seqused_k != NULL;
+  params.zero_v_tail = varlen_k || p->seqused_k != NULL || paged; /* a page's rows past seqlen_k: unused cache */
 
   if (params.tile_count == 0) return FLASHC_STATUS_SUCCESS;
   if (uses_dynamic_scheduler(p)) {

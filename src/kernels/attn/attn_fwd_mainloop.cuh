@@ -64,18 +64,36 @@ constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
 /* Producer                                                                             */
 /* ------------------------------------------------------------------------------------ */
 
-/* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring. */
-template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int Stages>
-static __device__ __forceinline__ void attn_fwd_load_kv(const CUtensorMap* map, uint8_t* ring, uint64_t* full,
-                                                        uint64_t* empty, ring_position& position, int row,
-                                                        int head, int batch) {
+/* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring; with
+ * paged KV, key block `key0` of sequence `batch` page by page (attn_fwd_params.page_table). */
+template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int BlockN, int Stages>
+static __device__ __forceinline__ void attn_fwd_load_kv(const attn_fwd_params& p, const CUtensorMap* map, uint8_t* ring,
+                                                        uint64_t* full, uint64_t* empty, ring_position& position,
+                                                        int row, int key0, int head, int batch) {
   mbarrier_wait_parity(&empty[position.stage], position.phase ^ 1u);
   uint64_t* bar = &full[position.stage];
   mbarrier_arrive_expect_tx(bar, StageBytes);
   uint8_t* slot = ring + position.stage * StageBytes;
+  if (p.page_table == nullptr) {
 #pragma unroll
-  for (int block = 0; block < Blocks; ++block)
-    tma_load_4d(slot + block * BlockBytes, map, bar, block * BoxInner, row, head, batch);
+    for (int block = 0; block < Blocks; ++block)
+      tma_load_4d(slot + block * BlockBytes, map, bar, block * BoxInner, row, head, batch);
+  } else {
+    /* Box rows land kv_box_rows · (bytes of a row of one span block) apart; kv_box_rows is a
+     * multiple of 8, so every box starts on a swizzle atom and the slot's layout is the one a
+     * single BLOCK_N-row box would give. */
+    constexpr uint32_t ROW_BYTES = BlockBytes / BlockN;
+    const int32_t* table = p.page_table + static_cast<int64_t>(batch) * p.page_table_batch_stride;
+    for (int box_row = 0; box_row < BlockN; box_row += p.kv_box_rows) {
+      const int key = key0 + box_row;
+      const int page_index = min(key / p.page_size, p.max_pages - 1);
+      const int page = __ldg(table + page_index);
+#pragma unroll
+      for (int block = 0; block < Blocks; ++block)
+        tma_load_4d(slot + block * BlockBytes + box_row * ROW_BYTES, map, bar, block * BoxInner, key % p.page_size,
+                    head, page);
+    }
+  }
   ring_advance<Stages>(position);
 }
 
@@ -101,12 +119,14 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
     const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
-      attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::STAGES>(
-          &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, kv_head, seq.k_batch);
+      attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
+          p, &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
+          seq.k_batch);
     };
     auto load_v = [&](int n) {
-      attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::STAGES>(
-          &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, kv_head, seq.k_batch);
+      attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
+          p, &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
+          seq.k_batch);
     };
     if (end > first) load_k(end - 1);
     mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);

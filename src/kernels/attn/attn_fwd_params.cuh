@@ -54,6 +54,14 @@ struct attn_fwd_params {
    * cache (cu_seqlens_k / seqused_k): they are zeroed in shared memory before P·V, since
    * P = 0 there but 0 · NaN is NaN. Without them TMA zero-fills past the tensor's end. */
   int zero_v_tail;
+  /* Paged KV (page_table != NULL): map_k / map_v are (d, page_size rows, heads, pages) and a
+   * key block is loaded as BLOCK_N / kv_box_rows boxes of kv_box_rows rows, each from the page
+   * the table names (kv_box_rows = min(page_size, BLOCK_N); the launcher picks a BLOCK_N that
+   * page_size divides or is a multiple of). Table entries past max_pages are clamped: such
+   * rows are past seqlen_k, masked, and their V rows zeroed (zero_v_tail). */
+  const int32_t* page_table;
+  int64_t page_table_batch_stride;
+  int page_size, max_pages, kv_box_rows;
 };
 
 #endif
