@@ -929,19 +929,21 @@ int oracle_gemm(const flashc_gemm_params* p, oracle_mode mode, double* d_ref, un
   memset(d_mask, ORACLE_UNTOUCHED, (size_t)d_count);
   for (int64_t i = 0; i < d_count; ++i) d_ref[i] = 0.0;
   double* A = oracle_calloc((size_t)m * k, sizeof(double));
-  double* Bm = oracle_calloc((size_t)k * n, sizeof(double));
+  /* B transposed (n × k) so that both operands of each dot product are read contiguously:
+   * the reference of a large case takes seconds, not minutes. */
+  double* Bt = oracle_calloc((size_t)k * n, sizeof(double));
   for (int batch = 0; batch < batches; ++batch) {
     int64_t a0 = (int64_t)batch * p->stride_a, b0 = (int64_t)batch * p->stride_b;
     int64_t c0 = (int64_t)batch * p->stride_c, d0 = (int64_t)batch * stride_d;
     for (int i = 0; i < m; ++i)
       for (int x = 0; x < k; ++x) A[(size_t)i * k + x] = test_load(p->a, a0 + matrix_offset(p->a_layout, lda, i, x), p->a_dtype);
     for (int x = 0; x < k; ++x)
-      for (int j = 0; j < n; ++j) Bm[(size_t)x * n + j] = test_load(p->b, b0 + matrix_offset(p->b_layout, ldb, x, j), p->b_dtype);
+      for (int j = 0; j < n; ++j) Bt[(size_t)j * k + x] = test_load(p->b, b0 + matrix_offset(p->b_layout, ldb, x, j), p->b_dtype);
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
         int64_t d_off = d0 + matrix_offset(p->cd_layout, ldd, i, j);
         if (!check_range("d", d_off, 1, d_count)) {
-          free(A), free(Bm);
+          free(A), free(Bt);
           return -1;
         }
         double c_value = use_c ? test_load(p->c, c0 + matrix_offset(p->cd_layout, ldc, i, j), p->d_dtype) : 0.0;
@@ -949,7 +951,7 @@ int oracle_gemm(const flashc_gemm_params* p, oracle_mode mode, double* d_ref, un
         double value;
         if (mode == ORACLE_SAME) {
           float acc = 0.0f;
-          for (int x = 0; x < k; ++x) acc += (float)A[(size_t)i * k + x] * (float)Bm[(size_t)x * n + j];
+          for (int x = 0; x < k; ++x) acc += (float)A[(size_t)i * k + x] * (float)Bt[(size_t)j * k + x];
           float v = p->alpha * ((float)scale * acc);
           if (use_c) v += p->beta * (float)c_value;
           v += (float)bias;
@@ -961,7 +963,7 @@ int oracle_gemm(const flashc_gemm_params* p, oracle_mode mode, double* d_ref, un
           value = v;
         } else {
           double acc = 0.0;
-          for (int x = 0; x < k; ++x) acc += A[(size_t)i * k + x] * Bm[(size_t)x * n + j];
+          for (int x = 0; x < k; ++x) acc += A[(size_t)i * k + x] * Bt[(size_t)j * k + x];
           value = (double)p->alpha * scale * acc;
           if (use_c) value += (double)p->beta * c_value;
           value += bias;
@@ -972,7 +974,7 @@ int oracle_gemm(const flashc_gemm_params* p, oracle_mode mode, double* d_ref, un
         d_mask[d_off] = ORACLE_COMPARE;
       }
   }
-  free(A), free(Bm);
+  free(A), free(Bt);
   return 0;
 }
 

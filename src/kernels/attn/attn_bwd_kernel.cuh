@@ -200,25 +200,24 @@ static __device__ __forceinline__ void attn_bwd_load_row_stats(const attn_bwd_pa
   }
 }
 
-/* D_i = dout_i · o_i for every used row: one warp per row. Grid: query tiles × heads × batch. */
+/* D_i = dout_i · o_i for every used row: one thread per row, accumulated in the order of the
+ * dP = dout·v dot products of attn_bwd_tile_gradients (ascending e, fmaf). The same order
+ * matters where dP − D cancels exactly: with one visible key O = V, and a different
+ * summation order would leave rounding noise where dS is 0 (the CPU backend sums both
+ * sequentially too). Grid: query tiles × heads × batch; D is a negligible part of the work. */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_row_dots_kernel(const attn_bwd_params p) {
   const int m_tiles = (p.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
   const int m_tile = blockIdx.x % m_tiles, head = blockIdx.x / m_tiles % p.heads_q,
             b = blockIdx.x / m_tiles / p.heads_q;
   const attn_bwd_sequence s = attn_bwd_sequence_of(p, b);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  for (int r = warp; r < ATTN_BWD_BLOCK_M; r += ATTN_BWD_THREADS / 32) {
-    const int row = m_tile * ATTN_BWD_BLOCK_M + r;
-    if (row >= s.seqlen_q) break;
-    const T* dout = static_cast<const T*>(p.dout.data) + attn_bwd_query_offset(p, p.dout, s, b, row, head);
-    const T* o = static_cast<const T*>(p.o.data) + attn_bwd_query_offset(p, p.o, s, b, row, head);
-    float dot = 0.0f;
-    for (int e = lane; e < p.head_dim_v; e += 32) dot = fmaf(attn_bwd_load(dout, e), attn_bwd_load(o, e), dot);
-#pragma unroll
-    for (int mask = 16; mask >= 1; mask /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, mask);
-    if (lane == 0) p.row_dots[attn_bwd_row_dot_index(p, s, b, head, row)] = dot;
-  }
+  const int row = m_tile * ATTN_BWD_BLOCK_M + static_cast<int>(threadIdx.x);
+  if (threadIdx.x >= ATTN_BWD_BLOCK_M || row >= s.seqlen_q) return;
+  const T* dout = static_cast<const T*>(p.dout.data) + attn_bwd_query_offset(p, p.dout, s, b, row, head);
+  const T* o = static_cast<const T*>(p.o.data) + attn_bwd_query_offset(p, p.o, s, b, row, head);
+  float dot = 0.0f;
+  for (int e = 0; e < p.head_dim_v; ++e) dot = fmaf(attn_bwd_load(dout, e), attn_bwd_load(o, e), dot);
+  p.row_dots[attn_bwd_row_dot_index(p, s, b, head, row)] = dot;
 }
 
 /* dk, dv of one key tile of one KV head. Grid: key tiles × KV heads × batch. */
