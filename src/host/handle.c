@@ -43,7 +43,7 @@ static void fc_describe_kernels(struct flashc_handle* handle) {
 #endif
   snprintf(handle->kernels, sizeof handle->kernels,
            "gemm: %s%sfallback (CUDA cores, any problem); attn_fwd: %s; attn_combine: sm_80 and newer; "
-           "attn_bwd: CUDA cores, sm_80 and newer (portable, deterministic; fp16/bf16, head dims <= 256)",
+           "attn_bwd: tensor cores (mma.sync), sm_80 and newer (portable, deterministic; fp16/bf16, head dims <= 256)",
            is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16/e4m3), " : "",
            is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "", attn_fwd);
 }

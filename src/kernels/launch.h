@@ -76,7 +76,7 @@ size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const f
 flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
                                      void* stream);
 
-/* Attention backward on CUDA cores (src/kernels/attn/attn_bwd_*; sm_80 and newer), deterministic.
+/* Attention backward on tensor cores, mma.sync (src/kernels/attn/attn_bwd_*; sm_80 and newer), deterministic.
  * The workspace holds D (one fp32 per query row and head). */
 flashc_status fc_attn_bwd_portable_check(const fc_attn_problem* problem, const fc_cuda_context* context,
                                          fc_reason* why_not);

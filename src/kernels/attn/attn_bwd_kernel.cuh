@@ -1,23 +1,36 @@
 /*
- * attn_bwd_kernel.cuh — the attention backward on CUDA cores (portable: sm_80 and newer),
- * deterministic by construction, with the CPU backend's semantics (src/cpu/attn_math.inc):
+ * attn_bwd_kernel.cuh — the attention backward on tensor cores (portable: mma.sync m16n8k16,
+ * sm_80 and newer), deterministic by construction, with the CPU backend's semantics
+ * (src/cpu/attn_math.inc):
  *   P = exp(s − lse),  D_i = dout_i · o_i,  dS = P ∘ (dout·vᵀ − D) (∘ 1 − (s/c)² under a
  *   softcap c),  dq = scale · dS·k,  dk = scale · dSᵀ·q,  dv = Pᵀ·dout,
  * where s = scale·q·k (or c·tanh(scale·q·k / c)), masks, GQA, varlen and seqused as in the
- * forward. Three kernels on the caller's stream:
- *   attn_bwd_row_dots_kernel   D for every (query row, head) into the workspace;
+ * forward; P and dS are rounded to the operand dtype before they multiply (as the CPU
+ * reference's same-precision mode does). Three kernels on the caller's stream:
+ *   attn_bwd_row_dots_kernel   D for every (query row, head) into the workspace (CUDA cores);
  *   attn_bwd_dkdv_kernel       one CTA per (key block, KV head, sequence): loops over the
  *                              group's query heads and the query blocks that see the key
- *                              block, accumulating dk, dv in registers (no atomics);
+ *                              block; per block Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ (tensor cores), Pᵀ and
+ *                              dSᵀ (fp32, then 16-bit into shared memory), dV += Pᵀ·dO,
+ *                              dK += dSᵀ·Q (tensor cores, fp32 accumulators in registers, no
+ *                              atomics);
  *   attn_bwd_dq_kernel         one CTA per (query block, head, sequence): loops over the key
- *                              blocks its rows see, accumulating dq in registers.
+ *                              blocks its rows see; S = Q·Kᵀ, dP = dO·Vᵀ, dS, dQ += dS·K.
  * S, P and dP are recomputed in both of the last two (7 block products where FlashAttention
- * needs 5): the price of determinism without atomics. Tiles of 32 × 32 in shared memory
- * (fp32, rows padded by one word against bank conflicts), 256 threads; head dims up to 256.
- * This is the correct-everywhere path, not the fast one: a Hopper WGMMA backward is the next
- * step (docs/NOTES-attn-fwd.md).
- * Check: tests/gpu/gpu_attn_bwd (tests/cpu_attn_bwd.c built against a CUDA handle: finite
- * differences in fp32, the fp64 oracle under DESIGN §6, bitwise reruns).
+ * needs 5): the price of determinism without atomics.
+ *
+ * Tiles (attn_bwd_config): Block query rows × Block keys, Block = 64 with 8 warps, or 32 with
+ * 4 warps where 64 does not fit the device's shared memory. Warps form a (Block/16) × 2 grid:
+ * warp (row w_r, column w_c) owns rows 16·w_r.. of every block product and the w_c-th half of
+ * its columns (keys/queries for S, head-dim columns for dK, dV, dQ). Q, dO, K, V, P and dS
+ * live in shared memory as 16-bit (attn_bwd_mma.cuh: padded rows, cp.async loads that
+ * zero-fill the head-dim padding and the rows past the sequence). Head dims are padded to
+ * HeadDim, HeadDimV (template parameters: the accumulator arrays have a compile-time size);
+ * attn_bwd_launch.cuh lists the instances.
+ *
+ * Check: tests/gpu/gpu_attn_bwd (tests/cpu_attn_bwd.c built against a CUDA handle: the fp64
+ * oracle under DESIGN §6, bitwise reruns, untouched elements past the used lengths), on any
+ * sm_80+ GPU; `cuobjdump -res-usage libflashc.so | grep -A1 attn_bwd` for registers/spills.
  */
 #ifndef FLASHC_KERNELS_ATTN_BWD_KERNEL_CUH
 #define FLASHC_KERNELS_ATTN_BWD_KERNEL_CUH
@@ -27,14 +40,13 @@
 #include <math.h>
 #include <stdint.h>
 
-constexpr int ATTN_BWD_BLOCK_M = 32; /* query rows per tile */
-constexpr int ATTN_BWD_BLOCK_N = 32; /* keys per tile */
+#include "kernels/attn/attn_bwd_mma.cuh"
+
+/* The row-dots kernel's tile (one thread per query row). */
+constexpr int ATTN_BWD_BLOCK_M = 32;
 constexpr int ATTN_BWD_THREADS = 256;
+static_assert(ATTN_BWD_BLOCK_M <= ATTN_BWD_THREADS, "one thread per query row of a tile");
 constexpr int ATTN_BWD_MAX_HEAD_DIM = 256;
-/* Accumulator elements per thread: a 32-row tile of up to 256 columns over 256 threads. */
-constexpr int ATTN_BWD_ACCUMULATORS = ATTN_BWD_BLOCK_N * ATTN_BWD_MAX_HEAD_DIM / ATTN_BWD_THREADS;
-static_assert(ATTN_BWD_BLOCK_M == ATTN_BWD_BLOCK_N, "the dq and dk/dv accumulators share one size");
-static_assert(ATTN_BWD_BLOCK_M <= ATTN_BWD_THREADS, "one thread per query row of a tile for the row setup");
 
 struct attn_bwd_tensor {
   const void* data;
@@ -55,28 +67,6 @@ struct attn_bwd_params {
   const int32_t* seqused_q;
   const int32_t* seqused_k;
 };
-
-/* Shared-memory layout of one CTA (floats; row strides padded by one). */
-struct attn_bwd_smem_layout {
-  int q_stride, dout_stride, k_stride, v_stride, tile_stride;
-  int q, dout, k, v, probs, dscores, lse, row_dots, end;
-};
-
-static __host__ __device__ inline attn_bwd_smem_layout attn_bwd_layout(int head_dim, int head_dim_v) {
-  attn_bwd_smem_layout l;
-  l.q_stride = head_dim + 1, l.dout_stride = head_dim_v + 1;
-  l.k_stride = head_dim + 1, l.v_stride = head_dim_v + 1, l.tile_stride = ATTN_BWD_BLOCK_N + 1;
-  l.q = 0;
-  l.dout = l.q + ATTN_BWD_BLOCK_M * l.q_stride;
-  l.k = l.dout + ATTN_BWD_BLOCK_M * l.dout_stride;
-  l.v = l.k + ATTN_BWD_BLOCK_N * l.k_stride;
-  l.probs = l.v + ATTN_BWD_BLOCK_N * l.v_stride;
-  l.dscores = l.probs + ATTN_BWD_BLOCK_M * l.tile_stride;
-  l.lse = l.dscores + ATTN_BWD_BLOCK_M * l.tile_stride;
-  l.row_dots = l.lse + ATTN_BWD_BLOCK_M;
-  l.end = l.row_dots + ATTN_BWD_BLOCK_M;
-  return l;
-}
 
 /* Sequence b: where its rows start (varlen) and how many are used (seqused). */
 struct attn_bwd_sequence {
@@ -133,78 +123,118 @@ static __device__ __forceinline__ void attn_bwd_store(float* data, int64_t i, fl
 static __device__ __forceinline__ void attn_bwd_store(__half* data, int64_t i, float v) { data[i] = __float2half_rn(v); }
 static __device__ __forceinline__ void attn_bwd_store(__nv_bfloat16* data, int64_t i, float v) { data[i] = __float2bfloat16_rn(v); }
 
-/* Rows [row0, row0 + tile_rows) of `head` into a shared tile (fp32), zeros past `valid_rows`;
- * consecutive threads read consecutive columns. */
-template <typename T, bool KeySide>
-static __device__ __forceinline__ void attn_bwd_load_tile(const attn_bwd_params& p, const attn_bwd_tensor& t,
-                                                          const attn_bwd_sequence& s, int b, int head, int row0,
-                                                          int valid_rows, int columns, float* tile, int tile_stride,
-                                                          int tile_rows) {
-  const T* data = static_cast<const T*>(t.data);
-  for (int idx = threadIdx.x; idx < tile_rows * columns; idx += ATTN_BWD_THREADS) {
-    const int r = idx / columns, c = idx % columns;
-    float value = 0.0f;
-    if (r < valid_rows) {
-      const int64_t offset = KeySide ? attn_bwd_key_offset(p, t, s, b, row0 + r, head)
-                                     : attn_bwd_query_offset(p, t, s, b, row0 + r, head);
-      value = attn_bwd_load(data, offset + c);
-    }
-    tile[r * tile_stride + c] = value;
+
+/* One instance's tile shape and shared-memory layout (byte offsets). HeadDim, HeadDimV: the
+ * head dims padded to a multiple of 32 (each of the two column warps takes whole n16 pairs). */
+template <int HeadDim, int HeadDimV, int Block>
+struct attn_bwd_config {
+  static constexpr int HEAD_DIM = HeadDim, HEAD_DIM_V = HeadDimV, BLOCK = Block;
+  static constexpr int WARPS_COLS = 2;
+  static constexpr int WARPS_ROWS = Block / ATTN_BWD_MMA_M;
+  static constexpr int THREADS = WARPS_ROWS * WARPS_COLS * 32;
+  static constexpr int SCORE_TILES = Block / WARPS_COLS / ATTN_BWD_MMA_N;      /* n8 tiles of S per warp */
+  static constexpr int GRAD_TILES = HeadDim / WARPS_COLS / ATTN_BWD_MMA_N;     /* of dq, dk per warp */
+  static constexpr int GRAD_V_TILES = HeadDimV / WARPS_COLS / ATTN_BWD_MMA_N;  /* of dv per warp */
+  static_assert(HeadDim % (WARPS_COLS * 2 * ATTN_BWD_MMA_N) == 0 && HeadDimV % (WARPS_COLS * 2 * ATTN_BWD_MMA_N) == 0,
+                "padded head dims: whole n16 pairs per column warp");
+  static_assert(SCORE_TILES % 2 == 0, "whole n16 pairs of keys/queries per column warp");
+  static_assert(Block <= THREADS, "one thread per query row for the row setup");
+  using key_tile = attn_bwd_tile<Block, HeadDim>;    /* Q and K: rows × head_dim */
+  using value_tile = attn_bwd_tile<Block, HeadDimV>; /* dO and V: rows × head_dim_v */
+  using score_tile = attn_bwd_tile<Block, Block>;    /* P and dS (dkdv: Pᵀ, dSᵀ) */
+  static constexpr int Q = 0;
+  static constexpr int DOUT = Q + key_tile::BYTES;
+  static constexpr int K = DOUT + value_tile::BYTES;
+  static constexpr int V = K + key_tile::BYTES;
+  static constexpr int PROBS = V + value_tile::BYTES;
+  static constexpr int DSCORES = PROBS + score_tile::BYTES;
+  static constexpr int LSE = DSCORES + score_tile::BYTES; /* float per query row */
+  static constexpr int ROW_DOTS = LSE + Block * 4;        /* float per query row: D */
+  static constexpr int KEY_FIRST = ROW_DOTS + Block * 4;  /* int per query row: visible keys */
+  static constexpr int KEY_LAST = KEY_FIRST + Block * 4;
+  static constexpr int BLOCK_KEY_RANGE = KEY_LAST + Block * 4; /* 2 ints: keys any row of a dq block sees */
+  static constexpr int SMEM_BYTES = BLOCK_KEY_RANGE + 16;       /* (all shared memory is dynamic: the host's
+                                                                   limit check sees the whole need) */
+  /* Two CTAs per SM cap a thread at 128 registers: enough up to head dim 64; from 96 on,
+   * ptxas spills under that cap (measured), so those instances run one CTA per SM. */
+  static constexpr int MIN_BLOCKS = HeadDim <= 64 && HeadDimV <= 64 && Block == 64 ? 2 : 1;
+};
+
+/* A query tile's rows as the block products read them: lse, D and the visible key range;
+ * rows past the sequence and rows the forward saw empty (lse = −inf) get the empty range, so
+ * every test below is a range test. Called by the threads < Block, one row each. */
+template <class Cfg>
+static __device__ __forceinline__ void attn_bwd_store_row_info(const attn_bwd_params& p, const attn_bwd_sequence& s,
+                                                               unsigned char* smem, int b, int head, int m0,
+                                                               int valid_rows, int r, int first, int last) {
+  float lse = -INFINITY, row_dot = 0.0f;
+  if (r < valid_rows) {
+    lse = p.lse[attn_bwd_lse_index(p, s, b, head, m0 + r)];
+    row_dot = p.row_dots[attn_bwd_row_dot_index(p, s, b, head, m0 + r)];
+  }
+  if (r >= valid_rows || lse == -INFINITY) first = 0, last = -1;
+  reinterpret_cast<float*>(smem + Cfg::LSE)[r] = lse;
+  reinterpret_cast<float*>(smem + Cfg::ROW_DOTS)[r] = row_dot;
+  reinterpret_cast<int*>(smem + Cfg::KEY_FIRST)[r] = first;
+  reinterpret_cast<int*>(smem + Cfg::KEY_LAST)[r] = last;
+}
+
+/* P and dS of one (query row, key) from its dot products q·k and dout·v (the formulas of the
+ * CPU backend). A row that sees exactly one key has dS = 0: its softmax is the constant 1, and
+ * P·(dP − D) would only leave the rounding difference between the MMA's dP and the row-dots
+ * kernel's D (the CPU backend's sequential sums cancel exactly there). */
+static __device__ __forceinline__ void attn_bwd_gradient_element(const attn_bwd_params& p, float dot, float dprob,
+                                                                 float lse, float row_dot, int key, int first,
+                                                                 int last, float& prob, float& dscore) {
+  prob = 0.0f, dscore = 0.0f;
+  if (key < first || key > last) return;
+  float score = p.softmax_scale * dot;
+  if (p.softcap > 0.0f) score = p.softcap * tanhf(score / p.softcap);
+  prob = expf(score - lse);
+  if (first == last) return;
+  dscore = prob * (dprob - row_dot);
+  if (p.softcap > 0.0f) {
+    const float tanh_value = score / p.softcap;
+    dscore *= 1.0f - tanh_value * tanh_value;
   }
 }
 
-/* P and dS of one (query tile, key tile) pair into shared memory, from
- * the Q, dO, K, V tiles and the rows' lse and D already there. Entries a row does not see
- * (mask, past the sequence, or a row the forward saw empty) are 0. */
-static __device__ __forceinline__ void attn_bwd_tile_gradients(const attn_bwd_params& p, const attn_bwd_sequence& s,
-                                                               const attn_bwd_smem_layout& l, float* smem, int m0,
-                                                               int valid_rows, int n0, int valid_keys) {
-  for (int idx = threadIdx.x; idx < ATTN_BWD_BLOCK_M * ATTN_BWD_BLOCK_N; idx += ATTN_BWD_THREADS) {
-    const int r = idx / ATTN_BWD_BLOCK_N, j = idx % ATTN_BWD_BLOCK_N;
-    float prob = 0.0f, score = 0.0f, dscore = 0.0f;
-    if (r < valid_rows && j < valid_keys) {
-      int first, last;
-      attn_bwd_key_range(p, s, m0 + r, first, last);
-      const float lse = smem[l.lse + r];
-      if (n0 + j >= first && n0 + j <= last && lse != -INFINITY) {
-        const float* q_row = smem + l.q + r * l.q_stride;
-        const float* k_row = smem + l.k + j * l.k_stride;
-        float dot = 0.0f;
-        for (int e = 0; e < p.head_dim; ++e) dot = fmaf(q_row[e], k_row[e], dot);
-        score = p.softmax_scale * dot;
-        if (p.softcap > 0.0f) score = p.softcap * tanhf(score / p.softcap);
-        prob = expf(score - lse);
-        const float* dout_row = smem + l.dout + r * l.dout_stride;
-        const float* v_row = smem + l.v + j * l.v_stride;
-        float dprob = 0.0f;
-        for (int e = 0; e < p.head_dim_v; ++e) dprob = fmaf(dout_row[e], v_row[e], dprob);
-        dscore = prob * (dprob - smem[l.row_dots + r]);
-        if (p.softcap > 0.0f) {
-          const float tanh_value = score / p.softcap;
-          dscore *= 1.0f - tanh_value * tanh_value;
-        }
-      }
-    }
-    smem[l.probs + r * l.tile_stride + j] = prob;
-    smem[l.dscores + r * l.tile_stride + j] = dscore;
-  }
+/* Which mma.sync / cvt form the operand dtype takes. */
+template <typename T>
+struct attn_bwd_is_bf16 {
+  static constexpr bool value = false;
+};
+template <>
+struct attn_bwd_is_bf16<__nv_bfloat16> {
+  static constexpr bool value = true;
+};
+
+static __device__ __forceinline__ void attn_bwd_store_pair(__half* data, int64_t i, float low, float high) {
+  *reinterpret_cast<__half2*>(data + i) = __floats2half2_rn(low, high);
+}
+static __device__ __forceinline__ void attn_bwd_store_pair(__nv_bfloat16* data, int64_t i, float low, float high) {
+  *reinterpret_cast<__nv_bfloat162*>(data + i) = __floats2bfloat162_rn(low, high);
 }
 
-/* The rows' lse (from the forward) and D (from the workspace) of a query tile of `head`. */
-static __device__ __forceinline__ void attn_bwd_load_row_stats(const attn_bwd_params& p, const attn_bwd_sequence& s,
-                                                               const attn_bwd_smem_layout& l, float* smem, int b,
-                                                               int head, int m0, int valid_rows) {
-  for (int r = threadIdx.x; r < ATTN_BWD_BLOCK_M; r += ATTN_BWD_THREADS) {
-    smem[l.lse + r] = r < valid_rows ? p.lse[attn_bwd_lse_index(p, s, b, head, m0 + r)] : -INFINITY;
-    smem[l.row_dots + r] = r < valid_rows ? p.row_dots[attn_bwd_row_dot_index(p, s, b, head, m0 + r)] : 0.0f;
-  }
+/* Columns col, col + 1 (col even) of an output row at data + row_offset, through the output
+ * dtype; columns at or past `columns` (the head-dim padding) are not written. A pair store is
+ * 4-byte aligned: rows start 16-byte aligned (host validation) and col is even. */
+template <typename T>
+static __device__ __forceinline__ void attn_bwd_store_columns(T* data, int64_t row_offset, int col, int columns,
+                                                              float low, float high) {
+  if (col + 1 < columns)
+    attn_bwd_store_pair(data, row_offset + col, low, high);
+  else if (col < columns)
+    attn_bwd_store(data, row_offset + col, low);
 }
 
-/* D_i = dout_i · o_i for every used row: one thread per row, accumulated in the order of the
- * dP = dout·v dot products of attn_bwd_tile_gradients (ascending e, fmaf). The same order
- * matters where dP − D cancels exactly: with one visible key O = V, and a different
- * summation order would leave rounding noise where dS is 0 (the CPU backend sums both
- * sequentially too). Grid: query tiles × heads × batch; D is a negligible part of the work. */
+/* D_i = dout_i · o_i for every used row: one thread per row, ascending e, fmaf (the CPU
+ * backend's sequential order). dP now comes from the tensor cores in the MMA's summation order,
+ * so dP − D no longer cancels bit-exactly where one key is visible (O = V); the dk/dv and dq
+ * kernels give such rows dS = 0 directly (attn_bwd_gradient_element), which is the exact
+ * gradient of a one-element softmax. Grid: query tiles × heads × batch (this kernel keeps the
+ * 32-row tiles and 256 threads of ATTN_BWD_BLOCK_M / ATTN_BWD_THREADS); D is a negligible part
+ * of the work. */
 template <typename T>
 __global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_row_dots_kernel(const attn_bwd_params p) {
   const int m_tiles = (p.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
@@ -220,149 +250,271 @@ __global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_row_dots_kernel(con
   p.row_dots[attn_bwd_row_dot_index(p, s, b, head, row)] = dot;
 }
 
-/* dk, dv of one key tile of one KV head. Grid: key tiles × KV heads × batch. */
-template <typename T>
-__global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_dkdv_kernel(const attn_bwd_params p) {
-  extern __shared__ float attn_bwd_smem[];
-  float* smem = attn_bwd_smem;
-  const attn_bwd_smem_layout l = attn_bwd_layout(p.head_dim, p.head_dim_v);
-  const int n_tiles = (p.seqlen_k + ATTN_BWD_BLOCK_N - 1) / ATTN_BWD_BLOCK_N;
+/* dk, dv of one key block of one KV head. Grid: key blocks × KV heads × batch. */
+template <typename T, class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dkdv_kernel(const attn_bwd_params p) {
+  constexpr bool IS_BF16 = attn_bwd_is_bf16<T>::value;
+  constexpr int BLOCK = Cfg::BLOCK;
+  using key_tile = typename Cfg::key_tile;
+  using value_tile = typename Cfg::value_tile;
+  using score_tile = typename Cfg::score_tile;
+  extern __shared__ __align__(16) unsigned char attn_bwd_smem[];
+  unsigned char* smem = attn_bwd_smem;
+  const uint32_t smem_base = smem_u32(smem);
+  const float* row_lse = reinterpret_cast<const float*>(smem + Cfg::LSE);
+  const float* row_dots = reinterpret_cast<const float*>(smem + Cfg::ROW_DOTS);
+  const int* row_first = reinterpret_cast<const int*>(smem + Cfg::KEY_FIRST);
+  const int* row_last = reinterpret_cast<const int*>(smem + Cfg::KEY_LAST);
+
+  const int n_tiles = (p.seqlen_k + BLOCK - 1) / BLOCK;
   const int n_tile = blockIdx.x % n_tiles, kv_head = blockIdx.x / n_tiles % p.heads_kv,
             b = blockIdx.x / n_tiles / p.heads_kv;
   const attn_bwd_sequence s = attn_bwd_sequence_of(p, b);
-  const int n0 = n_tile * ATTN_BWD_BLOCK_N;
+  const int n0 = n_tile * BLOCK;
   if (n0 >= s.seqlen_k) return; /* keys past the used ones are not written */
-  const int valid_keys = min(ATTN_BWD_BLOCK_N, s.seqlen_k - n0);
-  attn_bwd_load_tile<T, true>(p, p.k, s, b, kv_head, n0, valid_keys, p.head_dim, smem + l.k, l.k_stride, ATTN_BWD_BLOCK_N);
-  attn_bwd_load_tile<T, true>(p, p.v, s, b, kv_head, n0, valid_keys, p.head_dim_v, smem + l.v, l.v_stride, ATTN_BWD_BLOCK_N);
+  const int valid_keys = min(BLOCK, s.seqlen_k - n0);
 
-  float dk[ATTN_BWD_ACCUMULATORS], dv[ATTN_BWD_ACCUMULATORS];
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = warp_index_uniform();
+  const int warp_row0 = (warp / Cfg::WARPS_COLS) * ATTN_BWD_MMA_M;          /* keys of the warp */
+  const int warp_query0 = (warp % Cfg::WARPS_COLS) * (BLOCK / Cfg::WARPS_COLS); /* queries of its Sᵀ */
+  const int warp_dk_col0 = (warp % Cfg::WARPS_COLS) * (Cfg::HEAD_DIM / Cfg::WARPS_COLS);
+  const int warp_dv_col0 = (warp % Cfg::WARPS_COLS) * (Cfg::HEAD_DIM_V / Cfg::WARPS_COLS);
+
+  const uint16_t* k_data = static_cast<const uint16_t*>(p.k.data);
+  const uint16_t* v_data = static_cast<const uint16_t*>(p.v.data);
+  attn_bwd_copy_tile<key_tile, Cfg::THREADS>(smem_base + Cfg::K, k_data, valid_keys, p.head_dim,
+                                             [&](int r) { return attn_bwd_key_offset(p, p.k, s, b, n0 + r, kv_head); });
+  attn_bwd_copy_tile<value_tile, Cfg::THREADS>(smem_base + Cfg::V, v_data, valid_keys, p.head_dim_v,
+                                               [&](int r) { return attn_bwd_key_offset(p, p.v, s, b, n0 + r, kv_head); });
+  cp_async_commit_group(); /* waited for with the first query block's tiles */
+
+  float dk[Cfg::GRAD_TILES][4], dv[Cfg::GRAD_V_TILES][4];
 #pragma unroll
-  for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) dk[a] = dv[a] = 0.0f;
+  for (int t = 0; t < Cfg::GRAD_TILES; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[t][e] = 0.0f;
+#pragma unroll
+  for (int t = 0; t < Cfg::GRAD_V_TILES; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dv[t][e] = 0.0f;
 
+  const uint16_t* q_data = static_cast<const uint16_t*>(p.q.data);
+  const uint16_t* dout_data = static_cast<const uint16_t*>(p.dout.data);
   for (int head = kv_head * p.group; head < (kv_head + 1) * p.group; ++head) {
-    for (int m0 = 0; m0 < s.seqlen_q; m0 += ATTN_BWD_BLOCK_M) {
-      const int valid_rows = min(ATTN_BWD_BLOCK_M, s.seqlen_q - m0);
-      int sees = 0;
-      if (threadIdx.x < valid_rows) {
-        int first, last;
-        attn_bwd_key_range(p, s, m0 + threadIdx.x, first, last);
+    for (int m0 = 0; m0 < s.seqlen_q; m0 += BLOCK) {
+      const int valid_rows = min(BLOCK, s.seqlen_q - m0);
+      const int r = static_cast<int>(threadIdx.x);
+      int first = 0, last = -1, sees = 0;
+      if (r < valid_rows) {
+        attn_bwd_key_range(p, s, m0 + r, first, last);
         sees = first <= last && last >= n0 && first < n0 + valid_keys;
       }
-      if (!__syncthreads_or(sees)) continue; /* (the barrier also ends the previous tile's reads) */
-      attn_bwd_load_tile<T, false>(p, p.q, s, b, head, m0, valid_rows, p.head_dim, smem + l.q, l.q_stride, ATTN_BWD_BLOCK_M);
-      attn_bwd_load_tile<T, false>(p, p.dout, s, b, head, m0, valid_rows, p.head_dim_v, smem + l.dout, l.dout_stride,
-                                   ATTN_BWD_BLOCK_M);
-      attn_bwd_load_row_stats(p, s, l, smem, b, head, m0, valid_rows);
+      /* (the barrier also ends the previous block's reads of Q, dO, P, dS and the row info) */
+      if (!__syncthreads_or(sees)) continue;
+      attn_bwd_copy_tile<key_tile, Cfg::THREADS>(smem_base + Cfg::Q, q_data, valid_rows, p.head_dim,
+                                                 [&](int row) { return attn_bwd_query_offset(p, p.q, s, b, m0 + row, head); });
+      attn_bwd_copy_tile<value_tile, Cfg::THREADS>(
+          smem_base + Cfg::DOUT, dout_data, valid_rows, p.head_dim_v,
+          [&](int row) { return attn_bwd_query_offset(p, p.dout, s, b, m0 + row, head); });
+      cp_async_commit_group();
+      if (r < BLOCK) attn_bwd_store_row_info<Cfg>(p, s, smem, b, head, m0, valid_rows, r, first, last);
+      cp_async_wait_group<0>();
       __syncthreads();
-      attn_bwd_tile_gradients(p, s, l, smem, m0, valid_rows, n0, valid_keys);
-      __syncthreads();
-      /* dk[j][e] += Σ_r dS[r][j]·q[r][e];  dv[j][e] += Σ_r P[r][j]·dout[r][e] (rows ascending) */
+
+      /* Sᵀ (keys × queries) and dPᵀ for the warp's 16 keys and BLOCK/2 queries. */
+      float score_dot[Cfg::SCORE_TILES][4], dprob[Cfg::SCORE_TILES][4];
 #pragma unroll
-      for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) {
-        const int idx = threadIdx.x + a * ATTN_BWD_THREADS;
-        if (idx < ATTN_BWD_BLOCK_N * p.head_dim) {
-          const int j = idx / p.head_dim, e = idx % p.head_dim;
-          float sum = dk[a];
-          for (int r = 0; r < valid_rows; ++r)
-            sum = fmaf(smem[l.dscores + r * l.tile_stride + j], smem[l.q + r * l.q_stride + e], sum);
-          dk[a] = sum;
-        }
-        if (idx < ATTN_BWD_BLOCK_N * p.head_dim_v) {
-          const int j = idx / p.head_dim_v, e = idx % p.head_dim_v;
-          float sum = dv[a];
-          for (int r = 0; r < valid_rows; ++r)
-            sum = fmaf(smem[l.probs + r * l.tile_stride + j], smem[l.dout + r * l.dout_stride + e], sum);
-          dv[a] = sum;
+      for (int t = 0; t < Cfg::SCORE_TILES; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) score_dot[t][e] = dprob[t][e] = 0.0f;
+      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM / ATTN_BWD_MMA_K, key_tile, key_tile>(
+          score_dot, smem_base + Cfg::K, warp_row0, smem_base + Cfg::Q, warp_query0, lane);
+      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM_V / ATTN_BWD_MMA_K, value_tile, value_tile>(
+          dprob, smem_base + Cfg::V, warp_row0, smem_base + Cfg::DOUT, warp_query0, lane);
+
+      /* Pᵀ, dSᵀ: accumulator pairs (c0, c1) and (c2, c3) are two adjacent queries of one key,
+       * stored as one 16-bit pair at [key][query]. */
+#pragma unroll
+      for (int t = 0; t < Cfg::SCORE_TILES; ++t) {
+        const int query = warp_query0 + attn_bwd_acc_col(lane, t, 0);
+        const float2 lse = *reinterpret_cast<const float2*>(row_lse + query);
+        const float2 row_dot = *reinterpret_cast<const float2*>(row_dots + query);
+        const int2 first2 = *reinterpret_cast<const int2*>(row_first + query);
+        const int2 last2 = *reinterpret_cast<const int2*>(row_last + query);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int key_local = warp_row0 + attn_bwd_acc_row(lane, 2 * half);
+          const int key = n0 + key_local;
+          float prob0, prob1, dscore0, dscore1;
+          attn_bwd_gradient_element(p, score_dot[t][2 * half], dprob[t][2 * half], lse.x, row_dot.x, key, first2.x,
+                                    last2.x, prob0, dscore0);
+          attn_bwd_gradient_element(p, score_dot[t][2 * half + 1], dprob[t][2 * half + 1], lse.y, row_dot.y, key,
+                                    first2.y, last2.y, prob1, dscore1);
+          *reinterpret_cast<uint32_t*>(smem + Cfg::PROBS + score_tile::offset(key_local, query)) =
+              attn_bwd_pack<IS_BF16>(prob0, prob1);
+          *reinterpret_cast<uint32_t*>(smem + Cfg::DSCORES + score_tile::offset(key_local, query)) =
+              attn_bwd_pack<IS_BF16>(dscore0, dscore1);
         }
       }
+      __syncthreads();
+
+      /* dV += Pᵀ·dO, dK += dSᵀ·Q over the block's queries (k = queries, ascending). */
+      attn_bwd_warp_mma_ab<IS_BF16, Cfg::GRAD_V_TILES, BLOCK / ATTN_BWD_MMA_K, score_tile, value_tile>(
+          dv, smem_base + Cfg::PROBS, warp_row0, smem_base + Cfg::DOUT, warp_dv_col0, lane);
+      attn_bwd_warp_mma_ab<IS_BF16, Cfg::GRAD_TILES, BLOCK / ATTN_BWD_MMA_K, score_tile, key_tile>(
+          dk, smem_base + Cfg::DSCORES, warp_row0, smem_base + Cfg::Q, warp_dk_col0, lane);
     }
   }
+  cp_async_wait_group<0>(); /* no K/V copy in flight when no query block was visible */
 
   T* dk_out = static_cast<T*>(const_cast<void*>(p.dk.data));
   T* dv_out = static_cast<T*>(const_cast<void*>(p.dv.data));
 #pragma unroll
-  for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) {
-    const int idx = threadIdx.x + a * ATTN_BWD_THREADS;
-    if (idx < ATTN_BWD_BLOCK_N * p.head_dim) {
-      const int j = idx / p.head_dim, e = idx % p.head_dim;
-      if (j < valid_keys)
-        attn_bwd_store(dk_out, attn_bwd_key_offset(p, p.dk, s, b, n0 + j, kv_head) + e, p.softmax_scale * dk[a]);
-    }
-    if (idx < ATTN_BWD_BLOCK_N * p.head_dim_v) {
-      const int j = idx / p.head_dim_v, e = idx % p.head_dim_v;
-      if (j < valid_keys) attn_bwd_store(dv_out, attn_bwd_key_offset(p, p.dv, s, b, n0 + j, kv_head) + e, dv[a]);
-    }
+  for (int half = 0; half < 2; ++half) {
+    const int key_local = warp_row0 + attn_bwd_acc_row(lane, 2 * half);
+    if (key_local >= valid_keys) continue;
+    const int64_t dk_row = attn_bwd_key_offset(p, p.dk, s, b, n0 + key_local, kv_head);
+    const int64_t dv_row = attn_bwd_key_offset(p, p.dv, s, b, n0 + key_local, kv_head);
+#pragma unroll
+    for (int t = 0; t < Cfg::GRAD_TILES; ++t)
+      attn_bwd_store_columns(dk_out, dk_row, warp_dk_col0 + attn_bwd_acc_col(lane, t, 0), p.head_dim,
+                             p.softmax_scale * dk[t][2 * half], p.softmax_scale * dk[t][2 * half + 1]);
+#pragma unroll
+    for (int t = 0; t < Cfg::GRAD_V_TILES; ++t)
+      attn_bwd_store_columns(dv_out, dv_row, warp_dv_col0 + attn_bwd_acc_col(lane, t, 0), p.head_dim_v,
+                             dv[t][2 * half], dv[t][2 * half + 1]);
   }
 }
 
-/* dq of one query tile of one head. Grid: query tiles × heads × batch. */
-template <typename T>
-__global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_dq_kernel(const attn_bwd_params p) {
-  extern __shared__ float attn_bwd_smem[];
-  float* smem = attn_bwd_smem;
-  __shared__ int key_first, key_last;
-  const attn_bwd_smem_layout l = attn_bwd_layout(p.head_dim, p.head_dim_v);
-  const int m_tiles = (p.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
+/* dq of one query block of one head. Grid: query blocks × heads × batch. */
+template <typename T, class Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dq_kernel(const attn_bwd_params p) {
+  constexpr bool IS_BF16 = attn_bwd_is_bf16<T>::value;
+  constexpr int BLOCK = Cfg::BLOCK;
+  using key_tile = typename Cfg::key_tile;
+  using value_tile = typename Cfg::value_tile;
+  using score_tile = typename Cfg::score_tile;
+  extern __shared__ __align__(16) unsigned char attn_bwd_smem[];
+  unsigned char* smem = attn_bwd_smem;
+  const uint32_t smem_base = smem_u32(smem);
+  int& block_key_first = reinterpret_cast<int*>(smem + Cfg::BLOCK_KEY_RANGE)[0];
+  int& block_key_last = reinterpret_cast<int*>(smem + Cfg::BLOCK_KEY_RANGE)[1];
+
+  const int m_tiles = (p.seqlen_q + BLOCK - 1) / BLOCK;
   const int m_tile = blockIdx.x % m_tiles, head = blockIdx.x / m_tiles % p.heads_q,
             b = blockIdx.x / m_tiles / p.heads_q;
   const int kv_head = head / p.group;
   const attn_bwd_sequence s = attn_bwd_sequence_of(p, b);
-  const int m0 = m_tile * ATTN_BWD_BLOCK_M;
+  const int m0 = m_tile * BLOCK;
   if (m0 >= s.seqlen_q) return; /* rows past the used ones are not written */
-  const int valid_rows = min(ATTN_BWD_BLOCK_M, s.seqlen_q - m0);
-  if (threadIdx.x == 0) key_first = 0x7fffffff, key_last = -1;
-  attn_bwd_load_tile<T, false>(p, p.q, s, b, head, m0, valid_rows, p.head_dim, smem + l.q, l.q_stride, ATTN_BWD_BLOCK_M);
-  attn_bwd_load_tile<T, false>(p, p.dout, s, b, head, m0, valid_rows, p.head_dim_v, smem + l.dout, l.dout_stride,
-                               ATTN_BWD_BLOCK_M);
-  attn_bwd_load_row_stats(p, s, l, smem, b, head, m0, valid_rows);
+  const int valid_rows = min(BLOCK, s.seqlen_q - m0);
+
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int warp = warp_index_uniform();
+  const int warp_row0 = (warp / Cfg::WARPS_COLS) * ATTN_BWD_MMA_M;            /* queries of the warp */
+  const int warp_key0 = (warp % Cfg::WARPS_COLS) * (BLOCK / Cfg::WARPS_COLS);  /* keys of its S */
+  const int warp_dq_col0 = (warp % Cfg::WARPS_COLS) * (Cfg::HEAD_DIM / Cfg::WARPS_COLS);
+
+  attn_bwd_copy_tile<key_tile, Cfg::THREADS>(smem_base + Cfg::Q, static_cast<const uint16_t*>(p.q.data), valid_rows,
+                                             p.head_dim,
+                                             [&](int r) { return attn_bwd_query_offset(p, p.q, s, b, m0 + r, head); });
+  attn_bwd_copy_tile<value_tile, Cfg::THREADS>(
+      smem_base + Cfg::DOUT, static_cast<const uint16_t*>(p.dout.data), valid_rows, p.head_dim_v,
+      [&](int r) { return attn_bwd_query_offset(p, p.dout, s, b, m0 + r, head); });
+  cp_async_commit_group(); /* waited for with the first key block's tiles */
+  if (threadIdx.x == 0) block_key_first = 0x7fffffff, block_key_last = -1;
   __syncthreads();
-  if (threadIdx.x < valid_rows) { /* the keys any row of the tile sees */
-    int first, last;
-    attn_bwd_key_range(p, s, m0 + threadIdx.x, first, last);
-    if (first <= last) atomicMin(&key_first, first), atomicMax(&key_last, last);
+  if (static_cast<int>(threadIdx.x) < BLOCK) { /* the rows' info and the keys any row of the block sees */
+    const int r = static_cast<int>(threadIdx.x);
+    int first = 0, last = -1;
+    if (r < valid_rows) {
+      attn_bwd_key_range(p, s, m0 + r, first, last);
+      if (first <= last) atomicMin(&block_key_first, first), atomicMax(&block_key_last, last);
+    }
+    attn_bwd_store_row_info<Cfg>(p, s, smem, b, head, m0, valid_rows, r, first, last);
   }
   __syncthreads();
-  const int first_key = key_first, last_key = key_last;
+  const int first_key = block_key_first, last_key = block_key_last;
 
-  float dq[ATTN_BWD_ACCUMULATORS];
+  /* The thread's two accumulator rows (c0, c1: row g; c2, c3: row g + 8). */
+  float lse[2], row_dot[2];
+  int first[2], last[2];
 #pragma unroll
-  for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) dq[a] = 0.0f;
+  for (int half = 0; half < 2; ++half) {
+    const int r = warp_row0 + attn_bwd_acc_row(lane, 2 * half);
+    lse[half] = reinterpret_cast<const float*>(smem + Cfg::LSE)[r];
+    row_dot[half] = reinterpret_cast<const float*>(smem + Cfg::ROW_DOTS)[r];
+    first[half] = reinterpret_cast<const int*>(smem + Cfg::KEY_FIRST)[r];
+    last[half] = reinterpret_cast<const int*>(smem + Cfg::KEY_LAST)[r];
+  }
+
+  float dq[Cfg::GRAD_TILES][4];
+#pragma unroll
+  for (int t = 0; t < Cfg::GRAD_TILES; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dq[t][e] = 0.0f;
+
+  const uint16_t* k_data = static_cast<const uint16_t*>(p.k.data);
+  const uint16_t* v_data = static_cast<const uint16_t*>(p.v.data);
   if (first_key <= last_key) {
-    for (int n0 = first_key / ATTN_BWD_BLOCK_N * ATTN_BWD_BLOCK_N; n0 <= last_key; n0 += ATTN_BWD_BLOCK_N) {
-      const int valid_keys = min(ATTN_BWD_BLOCK_N, s.seqlen_k - n0);
-      __syncthreads(); /* the previous key tile's reads are done */
-      attn_bwd_load_tile<T, true>(p, p.k, s, b, kv_head, n0, valid_keys, p.head_dim, smem + l.k, l.k_stride,
-                                  ATTN_BWD_BLOCK_N);
-      attn_bwd_load_tile<T, true>(p, p.v, s, b, kv_head, n0, valid_keys, p.head_dim_v, smem + l.v, l.v_stride,
-                                  ATTN_BWD_BLOCK_N);
+    for (int n0 = first_key / BLOCK * BLOCK; n0 <= last_key; n0 += BLOCK) {
+      const int valid_keys = min(BLOCK, s.seqlen_k - n0);
+      __syncthreads(); /* the previous key block's reads of K, V and dS are done */
+      attn_bwd_copy_tile<key_tile, Cfg::THREADS>(smem_base + Cfg::K, k_data, valid_keys, p.head_dim,
+                                                 [&](int r) { return attn_bwd_key_offset(p, p.k, s, b, n0 + r, kv_head); });
+      attn_bwd_copy_tile<value_tile, Cfg::THREADS>(smem_base + Cfg::V, v_data, valid_keys, p.head_dim_v,
+                                                   [&](int r) { return attn_bwd_key_offset(p, p.v, s, b, n0 + r, kv_head); });
+      cp_async_commit_group();
+      cp_async_wait_group<0>();
       __syncthreads();
-      attn_bwd_tile_gradients(p, s, l, smem, m0, valid_rows, n0, valid_keys);
-      __syncthreads();
-      /* dq[r][e] += Σ_j dS[r][j]·k[j][e] (keys ascending) */
+
+      /* S (queries × keys) and dP for the warp's 16 queries and BLOCK/2 keys. */
+      float score_dot[Cfg::SCORE_TILES][4], dprob[Cfg::SCORE_TILES][4];
 #pragma unroll
-      for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) {
-        const int idx = threadIdx.x + a * ATTN_BWD_THREADS;
-        if (idx < ATTN_BWD_BLOCK_M * p.head_dim) {
-          const int r = idx / p.head_dim, e = idx % p.head_dim;
-          float sum = dq[a];
-          for (int j = 0; j < valid_keys; ++j)
-            sum = fmaf(smem[l.dscores + r * l.tile_stride + j], smem[l.k + j * l.k_stride + e], sum);
-          dq[a] = sum;
+      for (int t = 0; t < Cfg::SCORE_TILES; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) score_dot[t][e] = dprob[t][e] = 0.0f;
+      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM / ATTN_BWD_MMA_K, key_tile, key_tile>(
+          score_dot, smem_base + Cfg::Q, warp_row0, smem_base + Cfg::K, warp_key0, lane);
+      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM_V / ATTN_BWD_MMA_K, value_tile, value_tile>(
+          dprob, smem_base + Cfg::DOUT, warp_row0, smem_base + Cfg::V, warp_key0, lane);
+
+      /* dS: accumulator pairs are two adjacent keys of one query, one 16-bit pair at [query][key]. */
+#pragma unroll
+      for (int t = 0; t < Cfg::SCORE_TILES; ++t) {
+        const int key_local = warp_key0 + attn_bwd_acc_col(lane, t, 0);
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row_local = warp_row0 + attn_bwd_acc_row(lane, 2 * half);
+          float prob, dscore0, dscore1;
+          attn_bwd_gradient_element(p, score_dot[t][2 * half], dprob[t][2 * half], lse[half], row_dot[half],
+                                    n0 + key_local, first[half], last[half], prob, dscore0);
+          attn_bwd_gradient_element(p, score_dot[t][2 * half + 1], dprob[t][2 * half + 1], lse[half], row_dot[half],
+                                    n0 + key_local + 1, first[half], last[half], prob, dscore1);
+          *reinterpret_cast<uint32_t*>(smem + Cfg::DSCORES + score_tile::offset(row_local, key_local)) =
+              attn_bwd_pack<IS_BF16>(dscore0, dscore1);
         }
       }
+      __syncthreads();
+
+      /* dQ += dS·K over the block's keys (k = keys, ascending). */
+      attn_bwd_warp_mma_ab<IS_BF16, Cfg::GRAD_TILES, BLOCK / ATTN_BWD_MMA_K, score_tile, key_tile>(
+          dq, smem_base + Cfg::DSCORES, warp_row0, smem_base + Cfg::K, warp_dq_col0, lane);
     }
   }
+  cp_async_wait_group<0>(); /* no Q/dO copy in flight when no key block was visible */
 
   T* dq_out = static_cast<T*>(const_cast<void*>(p.dq.data));
 #pragma unroll
-  for (int a = 0; a < ATTN_BWD_ACCUMULATORS; ++a) {
-    const int idx = threadIdx.x + a * ATTN_BWD_THREADS;
-    if (idx < ATTN_BWD_BLOCK_M * p.head_dim) {
-      const int r = idx / p.head_dim, e = idx % p.head_dim;
-      if (r < valid_rows)
-        attn_bwd_store(dq_out, attn_bwd_query_offset(p, p.dq, s, b, m0 + r, head) + e, p.softmax_scale * dq[a]);
-    }
+  for (int half = 0; half < 2; ++half) {
+    const int row_local = warp_row0 + attn_bwd_acc_row(lane, 2 * half);
+    if (row_local >= valid_rows) continue;
+    const int64_t dq_row = attn_bwd_query_offset(p, p.dq, s, b, m0 + row_local, head);
+#pragma unroll
+    for (int t = 0; t < Cfg::GRAD_TILES; ++t)
+      attn_bwd_store_columns(dq_out, dq_row, warp_dq_col0 + attn_bwd_acc_col(lane, t, 0), p.head_dim,
+                             p.softmax_scale * dq[t][2 * half], p.softmax_scale * dq[t][2 * half + 1]);
   }
 }
 

@@ -1,8 +1,9 @@
 /*
  * attn_bwd_launch_sm80.cu — flashc_attn_bwd on a CUDA handle: which problems the portable
- * backward takes (fp16/bf16, head dims up to 256, sm_80 and newer), its workspace (D, one
- * fp32 per query row and head) and the three launches of attn_bwd_kernel.cuh on the caller's
- * stream. Built with the portable targets (the _sm80.cu suffix).
+ * tensor-core backward takes (fp16/bf16, head dims up to 256, sm_80 and newer, an instance
+ * whose shared memory fits the device), its workspace (D, one fp32 per query row and head),
+ * and the dispatch to the per-dtype launchers (attn_bwd_launch.cuh) on the caller's stream.
+ * Built with the portable targets (the _sm80.cu suffix).
  * Check: tests/gpu/gpu_attn_bwd.
  */
 #include <stdio.h>
@@ -12,13 +13,22 @@
 #include "flashc.h"
 #include "host/error.h"
 #include "host/problem.h"
-#include "kernels/attn/attn_bwd_kernel.cuh"
+#include "kernels/attn/attn_bwd_launch.cuh"
 #include "kernels/launch.h"
 
 namespace {
 
-size_t smem_bytes_for(const fc_attn_problem* p) {
-  return sizeof(float) * static_cast<size_t>(attn_bwd_layout(p->head_dim, p->head_dim_v).end);
+/* The instance for this problem on this device: 64-blocks where they fit the shared memory,
+ * else 32-blocks where an instance exists; block = 0 if neither. */
+attn_bwd_shape shape_for(const fc_attn_problem* p, const fc_cuda_context* context) {
+  const int blocks[] = {ATTN_BWD_BLOCK_LARGE, ATTN_BWD_BLOCK_SMALL};
+  for (int block : blocks) {
+    const attn_bwd_shape shape = attn_bwd_shape_for(p->head_dim, p->head_dim_v, block);
+    const size_t smem = attn_bwd_smem_bytes(shape);
+    if (smem > 0 && smem <= context->shared_memory_per_block_optin) return shape;
+  }
+  attn_bwd_shape none = attn_bwd_shape_for(p->head_dim, p->head_dim_v, 0);
+  return none;
 }
 
 int64_t query_rows(const fc_attn_problem* p) {
@@ -28,26 +38,6 @@ int64_t query_rows(const fc_attn_problem* p) {
 attn_bwd_tensor tensor_of(const void* data, int64_t batch_stride, int64_t row_stride, int64_t head_stride) {
   attn_bwd_tensor t = {data, batch_stride, row_stride, head_stride};
   return t;
-}
-
-template <typename T>
-cudaError_t launch_all(const attn_bwd_params& params, size_t smem_bytes, cudaStream_t stream) {
-  const int64_t m_tiles = (params.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
-  const int64_t n_tiles = (params.seqlen_k + ATTN_BWD_BLOCK_N - 1) / ATTN_BWD_BLOCK_N;
-  const int64_t query_ctas = m_tiles * params.heads_q * params.batch;
-  const int64_t key_ctas = n_tiles * params.heads_kv * params.batch;
-  /* (validation makes batch, heads, seqlen_q and seqlen_k positive: both grids are non-empty) */
-  if (query_ctas > 0x7fffffff || key_ctas > 0x7fffffff) return cudaErrorInvalidConfiguration;
-  cudaError_t error = cudaFuncSetAttribute(attn_bwd_dkdv_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(smem_bytes));
-  if (error == cudaSuccess)
-    error = cudaFuncSetAttribute(attn_bwd_dq_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 static_cast<int>(smem_bytes));
-  if (error != cudaSuccess) return error;
-  attn_bwd_row_dots_kernel<T><<<static_cast<unsigned>(query_ctas), ATTN_BWD_THREADS, 0, stream>>>(params);
-  attn_bwd_dq_kernel<T><<<static_cast<unsigned>(query_ctas), ATTN_BWD_THREADS, smem_bytes, stream>>>(params);
-  attn_bwd_dkdv_kernel<T><<<static_cast<unsigned>(key_ctas), ATTN_BWD_THREADS, smem_bytes, stream>>>(params);
-  return cudaGetLastError();
 }
 
 }  // namespace
@@ -71,8 +61,10 @@ extern "C" flashc_status fc_attn_bwd_portable_check(const fc_attn_problem* p, co
              p->head_dim_v, ATTN_BWD_MAX_HEAD_DIM);
     return FLASHC_STATUS_NOT_SUPPORTED_HEAD_DIM;
   }
-  const size_t smem = smem_bytes_for(p);
-  if (smem > context->shared_memory_per_block_optin) {
+  if (shape_for(p, context).block == 0) {
+    const attn_bwd_shape smallest = attn_bwd_shape_for(p->head_dim, p->head_dim_v, ATTN_BWD_BLOCK_SMALL);
+    size_t smem = attn_bwd_smem_bytes(smallest);
+    if (smem == 0) smem = attn_bwd_smem_bytes(attn_bwd_shape_for(p->head_dim, p->head_dim_v, ATTN_BWD_BLOCK_LARGE));
     snprintf(why_not->text, sizeof why_not->text,
              "the GPU attention backward needs %zu bytes of shared memory per block for head dims (%d, %d); this "
              "device offers %zu",
@@ -125,13 +117,10 @@ extern "C" flashc_status fc_attn_bwd_portable_run(const fc_attn_problem* p, cons
   params.seqused_q = p->seqused_q;
   params.seqused_k = p->seqused_k;
 
-  const size_t smem = smem_bytes_for(p);
+  const attn_bwd_shape shape = shape_for(p, context);
   const cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
-  cudaError_t error = cudaSuccess;
-  switch (p->dtype) {
-    case FLASHC_DTYPE_FP16: error = launch_all<__half>(params, smem, cuda_stream); break;
-    default: error = launch_all<__nv_bfloat16>(params, smem, cuda_stream); break;
-  }
+  const cudaError_t error = p->dtype == FLASHC_DTYPE_FP16 ? attn_bwd_launch_f16(params, shape, cuda_stream)
+                                                         : attn_bwd_launch_bf16(params, shape, cuda_stream);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention backward launch failed: %s", cudaGetErrorString(error));
   return FLASHC_STATUS_SUCCESS;
