@@ -12,9 +12,11 @@
 # --steps    comma-separated, in this order (default tests,demo,attn-bench,gemm-bench):
 #              tests       every test program: cpu_*, gpu_* (attention, GEMM, PTX layer); each
 #                          prints its seed (FLASHC_TEST_SEED=... reproduces a run)
-#              sanitize    compute-sanitizer memcheck + racecheck on gpu_attn_fwd --quick
+#              sanitize    compute-sanitizer memcheck + racecheck on gpu_attn_fwd --quick and
+#                          on gpu_attn_bwd
 #              demo        flashc info and flashc demo
 #              attn-bench  bench/bench_attn.py (flashc vs SDPA cuDNN / FA2, same process), forward
+#                          and backward
 #              gemm-bench  bench_gemm (flashc vs cuBLASLt, same process)
 #              python      the pytest suite with torch on the GPU
 #              py-gemm     bench/bench_gemm.py (flashc vs torch.matmul)
@@ -23,7 +25,8 @@
 # --cases N  random cases of gpu_attn_fwd and gpu_gemm (their defaults otherwise)
 # --prebuilt ARCHIVE  unpack programs built elsewhere (bench/pack_build.sh) and build nothing:
 #            a call then spends its device minutes running (carry=[".carry"])
-# Environment: OUT (default /tmp/flashc-out), JOBS (16), STEP_TIMEOUT (seconds per program, 420).
+# Environment: OUT (default /tmp/flashc-out), JOBS (16), STEP_TIMEOUT (seconds per program, 420),
+#   ATTN_BENCH_ARGS (added to bench_attn.py's, e.g. "--dtype bf16 --dtype fp16").
 set -u
 BUILD=build-dev
 STEPS="tests,demo,attn-bench,gemm-bench"
@@ -69,7 +72,7 @@ run_one() { # name, command... : runs it with a timeout, logs it, adds a summary
 # ---- build ---------------------------------------------------------------------------------
 targets="flashc"
 has_step tests && targets="$targets all"
-has_step sanitize && targets="$targets gpu_attn_fwd"
+has_step sanitize && targets="$targets gpu_attn_fwd gpu_attn_bwd"
 has_step demo && targets="$targets flashc_tool"
 has_step gemm-bench && targets="$targets bench_gemm"
 t0=$(date +%s)
@@ -102,12 +105,16 @@ if has_step tests; then
     esac
   done
 fi
-has_step sanitize && run_one sanitize_attn env OUT="$LOGS" bash tests/gpu/sanitize_attn.sh "$BUILD"
+if has_step sanitize; then
+  run_one sanitize_attn env OUT="$LOGS" bash tests/gpu/sanitize_attn.sh "$BUILD"
+  [ -x "$BUILD/tests/gpu/gpu_attn_bwd" ] && run_one sanitize_attn_bwd env OUT="$LOGS/bwd" \
+    PROGRAM="$BUILD/tests/gpu/gpu_attn_bwd" bash tests/gpu/sanitize_attn.sh "$BUILD"
+fi
 if has_step demo; then
   run_one flashc_info "$BUILD/tools/flashc" info
   run_one flashc_demo "$BUILD/tools/flashc" demo
 fi
-has_step attn-bench && run_one bench_attn.py python3 bench/bench_attn.py --direction fwd $QUICK --json "$OUT/bench_attn.json"
+has_step attn-bench && run_one bench_attn.py python3 bench/bench_attn.py $QUICK ${ATTN_BENCH_ARGS:-} --json "$OUT/bench_attn.json"
 has_step gemm-bench && run_one bench_gemm "$BUILD/bench/bench_gemm" $QUICK --json "$OUT/bench_gemm_c.json"
 has_step python && run_one pytest python3 -m pytest -q python/tests
 has_step py-gemm && run_one bench_gemm.py python3 bench/bench_gemm.py $QUICK --json "$OUT/bench_gemm.json"

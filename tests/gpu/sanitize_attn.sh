@@ -6,17 +6,19 @@
 #   tests/gpu/sanitize_attn.sh [build dir] [extra gpu_attn_fwd arguments]
 #   TOOLS="memcheck racecheck synccheck initcheck" tests/gpu/sanitize_attn.sh build
 #   FLASHC_TEST_SEED=<n> reproduces the subset's data.
+#   PROGRAM=build/tests/gpu/gpu_attn_bwd tests/gpu/sanitize_attn.sh build    another attention
+#   test under the same tools (the backward's test takes no arguments and ignores --quick).
 # Logs: $OUT (if set) or <build dir>/sanitize, one file per tool. Exit status: 0 when every
 # tool ran clean and the test passed, 77 when there is no GPU, 1 otherwise.
 set -u
 BUILD=${1:-build}
 shift || true
-BIN="$BUILD/tests/gpu/gpu_attn_fwd"
+BIN=${PROGRAM:-$BUILD/tests/gpu/gpu_attn_fwd}
 LOGS=${OUT:-$BUILD/sanitize}
 TOOLS=${TOOLS:-memcheck racecheck}
 SANITIZER=$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")
 
-if [ ! -x "$BIN" ]; then echo "sanitize_attn: $BIN not built (cmake --build $BUILD --target gpu_attn_fwd)"; exit 1; fi
+if [ ! -x "$BIN" ]; then echo "sanitize_attn: $BIN not built (cmake --build $BUILD --target $(basename "$BIN"))"; exit 1; fi
 if [ ! -x "$SANITIZER" ]; then echo "sanitize_attn: compute-sanitizer not found"; exit 1; fi
 mkdir -p "$LOGS"
 
