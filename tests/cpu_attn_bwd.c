@@ -18,12 +18,16 @@
  * Built a second time as gpu_attn_bwd (FLASHC_TEST_ON_GPU): part 2 against a CUDA handle, every
  * buffer copied to the device and the gradients back (the GPU takes fp16/bf16 with 16-byte
  * aligned strides, so fp32 cases are skipped and padded layouts become heads-major ones);
- * exit 77 without a CUDA device.
+ * exit 77 without a CUDA device. Part 3 (GPU only) reruns large-head-dim cases with the
+ * 32-row blocks forced on the handle: an H100/H200 picks 64-blocks for every head dim, so
+ * the 32-block instances (what GPUs with ~100 KB of shared memory run) are otherwise untested.
  */
 #include "attn_common.h"
 
 #ifdef FLASHC_TEST_ON_GPU
 #include <cuda_runtime.h>
+
+#include "host/handle.h" /* (linked statically) part 3 forces the backward's block size */
 #endif
 
 static flashc_handle_t g_handle;
@@ -571,6 +575,28 @@ int main(void) {
       run_oracle_case(&c, &rng);
     }
   }
+#ifdef FLASHC_TEST_ON_GPU
+  /* 3. the 32-blocks, forced (instances exist for head dims 192, (192, 128) and 256) */
+  {
+    const flashc_dtype bf = FLASHC_DTYPE_BF16, fp = FLASHC_DTYPE_FP16;
+    bwd_case cases[6];
+    int n = 0;
+    cases[n] = base_case(bf, 2, 77, 95, 4, 2, 192, 128), cases[n++].causal = 1;
+    cases[n] = base_case(fp, 1, 100, 61, 2, 1, 192, 192), cases[n].window_left = 20, cases[n++].window_right = 5;
+    cases[n] = base_case(bf, 3, 40, 70, 2, 2, 256, 256), cases[n].varlen = 1, cases[n].empty = 1,
+    cases[n++].softcap = 10.0f;
+    cases[n] = base_case(fp, 1, 1, 150, 4, 1, 256, 256);
+    cases[n++].deterministic = 1;
+    cases[n] = base_case(bf, 2, 33, 33, 2, 1, 192, 192), cases[n].layout = LAYOUT_HEADS_MAJOR, cases[n].deterministic = 1,
+    cases[n++].causal = 1;
+    g_handle->cuda.attn_bwd_block = 32;
+    for (int i = 0; i < n; ++i) {
+      test_rng rng = test_rng_make(seed, ++index);
+      run_oracle_case(&cases[i], &rng);
+    }
+    g_handle->cuda.attn_bwd_block = 0;
+  }
+#endif
   flashc_destroy(g_handle);
   return test_summary();
 }

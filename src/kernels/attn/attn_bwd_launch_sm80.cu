@@ -19,10 +19,12 @@
 namespace {
 
 /* The instance for this problem on this device: 64-blocks where they fit the shared memory,
- * else 32-blocks where an instance exists; block = 0 if neither. */
+ * else 32-blocks where an instance exists (or only the block fc_cuda_context.attn_bwd_block
+ * forces); block = 0 if none. */
 attn_bwd_shape shape_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   const int blocks[] = {ATTN_BWD_BLOCK_LARGE, ATTN_BWD_BLOCK_SMALL};
   for (int block : blocks) {
+    if (context->attn_bwd_block != 0 && block != context->attn_bwd_block) continue;
     const attn_bwd_shape shape = attn_bwd_shape_for(p->head_dim, p->head_dim_v, block);
     const size_t smem = attn_bwd_smem_bytes(shape);
     if (smem > 0 && smem <= context->shared_memory_per_block_optin) return shape;
@@ -59,6 +61,12 @@ extern "C" flashc_status fc_attn_bwd_portable_check(const fc_attn_problem* p, co
     snprintf(why_not->text, sizeof why_not->text,
              "head_dim %d / head_dim_v %d: the GPU attention backward takes head dims up to %d", p->head_dim,
              p->head_dim_v, ATTN_BWD_MAX_HEAD_DIM);
+    return FLASHC_STATUS_NOT_SUPPORTED_HEAD_DIM;
+  }
+  if (shape_for(p, context).block == 0 && context->attn_bwd_block != 0) {
+    snprintf(why_not->text, sizeof why_not->text,
+             "the handle forces %d-blocks for the GPU attention backward; head dims (%d, %d) have no such instance "
+             "that fits this device", context->attn_bwd_block, p->head_dim, p->head_dim_v);
     return FLASHC_STATUS_NOT_SUPPORTED_HEAD_DIM;
   }
   if (shape_for(p, context).block == 0) {
