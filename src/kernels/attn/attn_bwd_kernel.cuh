@@ -116,12 +116,19 @@ static __device__ __forceinline__ int64_t attn_bwd_row_dot_index(const attn_bwd_
   return global_row * p.heads_q + head;
 }
 
-static __device__ __forceinline__ float attn_bwd_load(const float* data, int64_t i) { return data[i]; }
 static __device__ __forceinline__ float attn_bwd_load(const __half* data, int64_t i) { return __half2float(data[i]); }
 static __device__ __forceinline__ float attn_bwd_load(const __nv_bfloat16* data, int64_t i) { return __bfloat162float(data[i]); }
-static __device__ __forceinline__ void attn_bwd_store(float* data, int64_t i, float v) { data[i] = v; }
 static __device__ __forceinline__ void attn_bwd_store(__half* data, int64_t i, float v) { data[i] = __float2half_rn(v); }
 static __device__ __forceinline__ void attn_bwd_store(__nv_bfloat16* data, int64_t i, float v) { data[i] = __float2bfloat16_rn(v); }
+
+/* Clears mma accumulator fragments (N n8 tiles of 4 fp32 each). */
+template <int N>
+static __device__ __forceinline__ void attn_bwd_zero(float (&acc)[N][4]) {
+#pragma unroll
+  for (int t = 0; t < N; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[t][e] = 0.0f;
+}
 
 
 /* One instance's tile shape and shared-memory layout (byte offsets). HeadDim, HeadDimV: the
@@ -159,6 +166,25 @@ struct attn_bwd_config {
    * ptxas spills under that cap (measured), so those instances run one CTA per SM. */
   static constexpr int MIN_BLOCKS = HeadDim <= 64 && HeadDimV <= 64 && Block == 64 ? 2 : 1;
 };
+
+/* The two score products of a block pair for one warp, into fresh accumulators:
+ * score_dot = A_qk · B_qkᵀ (q·k over head_dim) and dprob = A_vo · B_voᵀ (dO·v over head_dim_v),
+ * A rows from a_row0, B rows from b_row0. The dk/dv kernel passes K, V as A and Q, dO as B
+ * (Sᵀ, dPᵀ); the dq kernel passes Q, dO as A and K, V as B (S, dP). */
+template <bool IsBf16, class Cfg>
+static __device__ __forceinline__ void attn_bwd_score_products(float (&score_dot)[Cfg::SCORE_TILES][4],
+                                                               float (&dprob)[Cfg::SCORE_TILES][4], uint32_t a_qk,
+                                                               uint32_t a_vo, int a_row0, uint32_t b_qk, uint32_t b_vo,
+                                                               int b_row0, int lane) {
+  using key_tile = typename Cfg::key_tile;
+  using value_tile = typename Cfg::value_tile;
+  attn_bwd_zero(score_dot);
+  attn_bwd_zero(dprob);
+  attn_bwd_warp_mma_abt<IsBf16, Cfg::SCORE_TILES, Cfg::HEAD_DIM / ATTN_BWD_MMA_K, key_tile, key_tile>(
+      score_dot, a_qk, a_row0, b_qk, b_row0, lane);
+  attn_bwd_warp_mma_abt<IsBf16, Cfg::SCORE_TILES, Cfg::HEAD_DIM_V / ATTN_BWD_MMA_K, value_tile, value_tile>(
+      dprob, a_vo, a_row0, b_vo, b_row0, lane);
+}
 
 /* A query tile's rows as the block products read them: lse, D and the visible key range;
  * rows past the sequence and rows the forward saw empty (lse = −inf) get the empty range, so
@@ -290,14 +316,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dkdv_k
   cp_async_commit_group(); /* waited for with the first query block's tiles */
 
   float dk[Cfg::GRAD_TILES][4], dv[Cfg::GRAD_V_TILES][4];
-#pragma unroll
-  for (int t = 0; t < Cfg::GRAD_TILES; ++t)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dk[t][e] = 0.0f;
-#pragma unroll
-  for (int t = 0; t < Cfg::GRAD_V_TILES; ++t)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dv[t][e] = 0.0f;
+  attn_bwd_zero(dk);
+  attn_bwd_zero(dv);
 
   const uint16_t* q_data = static_cast<const uint16_t*>(p.q.data);
   const uint16_t* dout_data = static_cast<const uint16_t*>(p.dout.data);
@@ -324,14 +344,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dkdv_k
 
       /* Sᵀ (keys × queries) and dPᵀ for the warp's 16 keys and BLOCK/2 queries. */
       float score_dot[Cfg::SCORE_TILES][4], dprob[Cfg::SCORE_TILES][4];
-#pragma unroll
-      for (int t = 0; t < Cfg::SCORE_TILES; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) score_dot[t][e] = dprob[t][e] = 0.0f;
-      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM / ATTN_BWD_MMA_K, key_tile, key_tile>(
-          score_dot, smem_base + Cfg::K, warp_row0, smem_base + Cfg::Q, warp_query0, lane);
-      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM_V / ATTN_BWD_MMA_K, value_tile, value_tile>(
-          dprob, smem_base + Cfg::V, warp_row0, smem_base + Cfg::DOUT, warp_query0, lane);
+      attn_bwd_score_products<IS_BF16, Cfg>(score_dot, dprob, smem_base + Cfg::K, smem_base + Cfg::V, warp_row0,
+                                            smem_base + Cfg::Q, smem_base + Cfg::DOUT, warp_query0, lane);
 
       /* Pᵀ, dSᵀ: accumulator pairs (c0, c1) and (c2, c3) are two adjacent queries of one key,
        * stored as one 16-bit pair at [key][query]. */
@@ -450,10 +464,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dq_ker
   }
 
   float dq[Cfg::GRAD_TILES][4];
-#pragma unroll
-  for (int t = 0; t < Cfg::GRAD_TILES; ++t)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dq[t][e] = 0.0f;
+  attn_bwd_zero(dq);
 
   const uint16_t* k_data = static_cast<const uint16_t*>(p.k.data);
   const uint16_t* v_data = static_cast<const uint16_t*>(p.v.data);
@@ -471,14 +482,8 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) attn_bwd_dq_ker
 
       /* S (queries × keys) and dP for the warp's 16 queries and BLOCK/2 keys. */
       float score_dot[Cfg::SCORE_TILES][4], dprob[Cfg::SCORE_TILES][4];
-#pragma unroll
-      for (int t = 0; t < Cfg::SCORE_TILES; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) score_dot[t][e] = dprob[t][e] = 0.0f;
-      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM / ATTN_BWD_MMA_K, key_tile, key_tile>(
-          score_dot, smem_base + Cfg::Q, warp_row0, smem_base + Cfg::K, warp_key0, lane);
-      attn_bwd_warp_mma_abt<IS_BF16, Cfg::SCORE_TILES, Cfg::HEAD_DIM_V / ATTN_BWD_MMA_K, value_tile, value_tile>(
-          dprob, smem_base + Cfg::DOUT, warp_row0, smem_base + Cfg::V, warp_key0, lane);
+      attn_bwd_score_products<IS_BF16, Cfg>(score_dot, dprob, smem_base + Cfg::Q, smem_base + Cfg::DOUT, warp_row0,
+                                            smem_base + Cfg::K, smem_base + Cfg::V, warp_key0, lane);
 
       /* dS: accumulator pairs are two adjacent keys of one query, one 16-bit pair at [query][key]. */
 #pragma unroll
