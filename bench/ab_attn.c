@@ -7,10 +7,12 @@
  * bench_attn.py's job.
  *
  *   ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16]
- *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q]]] ... NAME=LIBRARY ...
+ *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits]]]] ... NAME=LIBRARY ...
  *
  * seqlen is the key length (and the query length unless seqlen_q is given); heads_kv (0 =
  * heads) makes it GQA/MQA, e.g. a decode step with pack-GQA: --case 128,8192,32,32,0,4,1.
+ * num_splits (default 1; 0 = automatic) is split-KV: --case 128,8192,1,32,0,4,1,0 against
+ * --case 128,8192,1,32,0,4,1,1 times one decode step split and unsplit.
  *
  * Each timed call follows an L2 flush (a 256 MB memset outside the events). Per variant and
  * case it prints the best time's TFLOP/s and the median, and the ratio of the median to the
@@ -50,7 +52,7 @@ typedef struct variant {
 } variant;
 
 typedef struct attn_case {
-  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q;
+  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits;
 } attn_case;
 
 static void die(const char* what, const char* detail) {
@@ -121,10 +123,10 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
-      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0;
-      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads,
-                                            &c->causal, &c->heads_kv, &c->seqlen_q) < 4)
-        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q]]]", argv[i]);
+      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0, c->num_splits = 1;
+      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads,
+                                            &c->causal, &c->heads_kv, &c->seqlen_q, &c->num_splits) < 4)
+        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits]]]]", argv[i]);
       if (c->heads_kv <= 0) c->heads_kv = c->heads;
       if (c->seqlen_q <= 0) c->seqlen_q = c->seqlen;
       if (c->d <= 0 || c->seqlen <= 0 || c->batch <= 0 || c->heads <= 0 || c->heads % c->heads_kv != 0)
@@ -189,6 +191,7 @@ int main(int argc, char** argv) {
       p->head_dim = k->d;
       p->q = q, p->k = kk, p->v = vv, p->o = o, p->lse = lse;
       p->causal = k->causal;
+      p->num_splits = k->num_splits;
       size_t bytes = 0;
       if (variants[v].workspace_size(variants[v].handle, p, &bytes) != FLASHC_STATUS_SUCCESS)
         die("workspace size", variants[v].last_error());
@@ -226,6 +229,8 @@ int main(int argc, char** argv) {
     snprintf(label, sizeof label, "d%d s%d b%d h%d%s", k->d, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
     if (k->heads_kv != k->heads || k->seqlen_q != k->seqlen)
       snprintf(label + strlen(label), sizeof label - strlen(label), " kv%d q%d", k->heads_kv, k->seqlen_q);
+    if (k->num_splits != 1)
+      snprintf(label + strlen(label), sizeof label - strlen(label), " split%d", k->num_splits);
     printf("%-36s", label);
     double median0 = 0;
     double median[MAX_VARIANTS];

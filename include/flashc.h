@@ -196,7 +196,9 @@ FLASHC_API const char* flashc_handle_kernels(flashc_handle_t handle);
  *
  * Split-KV (num_splits > 1): the keys of each row are processed in num_splits chunks
  * whose partial outputs are merged by the combine step (see flashc_attn_combine); the
- * result equals the unsplit one up to rounding. num_splits = 0 lets flashc choose.
+ * result equals the unsplit one up to rounding. num_splits = 0 lets flashc choose. The
+ * partials live in the workspace: on a GPU num_splits × batch × seqlen_q × heads_q ×
+ * (head_dim_v + 1) fp32 values (flashc_attn_fwd_workspace_size includes them).
  *
  * FP8 (dtype = FLASHC_DTYPE_E4M3): q, k, v in e4m3; q_descale, k_descale, v_descale are
  * fp32 arrays indexed [b * descale_batch_stride + kv_head * descale_head_stride]

@@ -212,7 +212,8 @@ def test_flash_attn_qkvpacked_func(gen, device):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("paged", [False, True])
-def test_flash_attn_with_kvcache(gen, device, paged):
+@pytest.mark.parametrize("num_splits", [0, 3])  # 0: flashc picks (here unsplit); 3: two splits are empty
+def test_flash_attn_with_kvcache(gen, device, paged, num_splits):
     dtype = torch.bfloat16
     batch, seqlen_cache, hq, hk, d, new = 3, 96, 8, 2, 64, 1
     q = randn(gen, (batch, new, hq, d), dtype, device)
@@ -232,7 +233,8 @@ def test_flash_attn_with_kvcache(gen, device, paged):
     else:
         k_cache, v_cache, page_table = k_dense.clone(), v_dense.clone(), None
     out, lse = supported(device, flashc.flash_attn_with_kvcache, q, k_cache, v_cache, k=k_new, v=v_new,
-                         cache_seqlens=cache_seqlens, page_table=page_table, causal=True, return_softmax_lse=True)
+                         cache_seqlens=cache_seqlens, page_table=page_table, causal=True, return_softmax_lse=True,
+                         num_splits=num_splits)
     for b in range(batch):
         n = int(cache_seqlens[b])
         keys = torch.cat([k_dense[b, :n], k_new[b]])[None]

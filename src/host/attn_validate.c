@@ -383,6 +383,7 @@ flashc_status fc_attn_fwd_problem_make(const flashc_attn_fwd_params* params, fla
                    params->num_splits, FC_MAX_NUM_SPLITS);
   /* Automatic: the CPU gains nothing from splitting; the GPU heuristic lives with its launcher. */
   p->num_splits = params->num_splits ? params->num_splits : 1;
+  p->num_splits_auto = params->num_splits == 0;
   if (params->pack_gqa < -1 || params->pack_gqa > 1)
     return fc_fail(FLASHC_STATUS_INVALID_VALUE, "pack_gqa (%d) must be -1 (automatic), 0 or 1", params->pack_gqa);
   p->pack_gqa = params->pack_gqa;

@@ -65,6 +65,7 @@ typedef struct fc_attn_problem {
   int max_pages, page_size, num_pages;
 
   int num_splits;  /* resolved, >= 1 */
+  int num_splits_auto; /* the caller passed 0: num_splits is 1 and a GPU launcher may pick its own */
   int pack_gqa;    /* -1 heuristic, 0, 1 */
 
   /* fp8 descales (NULL unless dtype is E4M3) */
@@ -155,6 +156,11 @@ typedef struct fc_combine_problem {
       lse_partial_row_stride;
   int64_t o_batch_stride, o_row_stride, o_head_stride;
   int64_t lse_batch_stride, lse_head_stride;
+  /* Set only by the split-KV forward on a GPU (attn_fwd_launch.cu): the query sequences'
+   * cu_seqlens_q / seqused_q (device pointers), see attn_combine_kernel.cuh. NULL from
+   * flashc_attn_combine. */
+  const int32_t* cu_seqlens;
+  const int32_t* seqused;
 } fc_combine_problem;
 
 /* GEMM, normalized so that D is always row-major (a column-major D is computed as

@@ -70,7 +70,8 @@ flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda
 flashc_status fc_gemm_fallback_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
 
 /* Attention forward, Hopper TMA + WGMMA (src/kernels/attn/, sm_90a). The workspace holds the
- * dynamic tile scheduler's counter (0 bytes when the problem needs none). */
+ * dynamic tile scheduler's counter and, with split-KV, the fp32 partials that the run merges
+ * with fc_attn_combine_cuda_run (0 bytes when the problem needs neither). */
 flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* problem, const fc_cuda_context* context,
                                        fc_reason* why_not);
 /* What the kernel runs, for flashc_handle_kernels() (head dims from its instance list). */

@@ -21,11 +21,17 @@
  *      mask with every layout, ...), about 60 cases;
  *   2. N random cases (argument, default 300): every axis uniform, plus one-sided varlen,
  *      seqlen_q > seqlen_k (rows that see no key: O = 0, LSE = −inf exactly), explicit
- *      softmax_scale, pack_gqa hints, num_splits = 0, lse = NULL, caller-owned workspace,
+ *      softmax_scale, pack_gqa hints, num_splits = 0 and 2..9, lse = NULL, caller-owned workspace,
  *      a non-default stream;
- *   3. paged KV (page sizes 64, 16 with a pack-GQA decode step, 256: run against the oracle)
+ *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
+ *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
+ *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
+ *      with empty sequences, seqused_q/seqused_k, paged KV, pack-GQA decode steps
+ *      (seqlen_q = 1), padded and heads-major layouts, lse = NULL; checked like every other
+ *      case (O and LSE poisoned first, LSE compared);
+ *   4. paged KV (page sizes 64, 16 with a pack-GQA decode step, 256: run against the oracle)
  *      and what the GPU must refuse with a NOT_SUPPORTED-family status and a message, writing
- *      nothing: a page size that fits no key-block width (24), num_splits > 1, e4m3, fp32,
+ *      nothing: a page size that fits no key-block width (24), e4m3, fp32,
  *      other head dims (32, 80, 160,
  *      512, d_v ≠ d except 192/128), strides or pointers not 16-byte aligned (for those,
  *      FLASHC_STATUS_MISALIGNED is accepted too: it is the status flashc.h documents for "not
@@ -40,7 +46,7 @@
  *                  compute-sanitizer (tests/gpu/sanitize_attn.sh)
  *   FLASHC_TEST_SEED=<n>       reproduces a run (the seed is printed first and last)
  *   FLASHC_TEST_BACKEND=cpu    the same harness against a CPU handle with host buffers (the
- *                              refusal checks of part 3 do not apply: the CPU backend takes
+ *                              refusal checks of part 4 do not apply: the CPU backend takes
  *                              those problems, so they run as ordinary cases against the
  *                              oracle, which also shows that they are valid arguments)
  * Exits 77 (skip) without a CUDA device (or not sm_90) unless FLASHC_TEST_BACKEND=cpu.
@@ -136,14 +142,13 @@ enum { EXPECT_OK = 0, EXPECT_REFUSE = 1 };
 enum {
   REFUSE_NONE = 0,
   REFUSE_PAGED,
-  REFUSE_SPLITS,
   REFUSE_E4M3,
   REFUSE_FP32,
   REFUSE_HEAD_DIM,
   REFUSE_MISALIGNED,
   REFUSE_COUNT
 };
-static const char* const refuse_names[REFUSE_COUNT] = {"", "paged-kv", "num_splits", "e4m3", "fp32", "head-dim", "misaligned"};
+static const char* const refuse_names[REFUSE_COUNT] = {"", "paged-kv", "e4m3", "fp32", "head-dim", "misaligned"};
 /* Misalignment: a stride that is not a multiple of 8 elements, or a shifted base pointer. */
 enum { MIS_NONE = 0, MIS_STRIDE, MIS_POINTER };
 static const char* const tensor_names[4] = {"q", "k", "v", "o"};
@@ -166,7 +171,7 @@ typedef struct gcase {
   int num_splits, pack_gqa;
   int own_workspace, use_stream;
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
-  int page_size;                                     /* paged KV */
+  int page_size;                                     /* paged KV (0: not paged) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -260,7 +265,9 @@ static void set_knobs(gcase* c, test_rng* rng, int extras) {
   c->key_ramp = test_rng_uniform(rng) < 0.3 ? (float)(2.0 + 6.0 * test_rng_uniform(rng)) : 0.0f;
   c->own_workspace = test_rng_int(rng, 0, 1);
   c->use_stream = test_rng_int(rng, 0, 1);
-  c->num_splits = extras && test_rng_uniform(rng) < 0.08 ? 0 : 1; /* 0 = let flashc choose */
+  /* 0 = let flashc choose; 2..9: split-KV (the partials' combine) on any case */
+  const double split_draw = extras ? test_rng_uniform(rng) : 1.0;
+  c->num_splits = split_draw < 0.08 ? 0 : split_draw < 0.2 ? test_rng_int(rng, 2, 9) : 1;
 }
 
 static int random_odd(test_rng* rng, int lo, int hi) { return test_rng_int(rng, lo, hi) | 1; }
@@ -420,7 +427,7 @@ static gcase random_case(test_rng* rng) {
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Part 3: problems the first GPU version must refuse                                        */
+/* Part 4: problems the first GPU version must refuse                                        */
 /* ---------------------------------------------------------------------------------------- */
 
 static gcase refusal_case(int refuse, int variant, test_rng* rng) {
@@ -452,7 +459,6 @@ static gcase refusal_case(int refuse, int variant, test_rng* rng) {
       if (variant == 1) c.seqlen_q = 1, c.seqlen_k = 333, c.heads_q = 16; /* a decode step, pack-GQA ratio 8 */
       break;
     }
-    case REFUSE_SPLITS: c.num_splits = 2 + variant, c.seqlen_k = 1000; break;
     case REFUSE_E4M3: c.dtype = FLASHC_DTYPE_E4M3; break;
     case REFUSE_FP32: c.dtype = FLASHC_DTYPE_FP32; break;
     case REFUSE_HEAD_DIM: {
@@ -471,6 +477,83 @@ static gcase refusal_case(int refuse, int variant, test_rng* rng) {
         static const int shifts[] = {1, 2, 4, 3};
         c.mis_shift = shifts[variant - 12];
       }
+      break;
+  }
+  (void)rng;
+  return c;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Part 3: split-KV                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+#define SPLIT_CASES 21
+#define SPLIT_QUICK_CASES 20 /* the last one is long (d64's 3-consumer instance) */
+
+/* Split-KV case `variant` (0 .. SPLIT_CASES − 1): a GQA d128 problem of 1000 keys (8 key
+ * blocks of 128 or 7 of 160) unless the variant changes it; each variant one feature that
+ * the split tile mapping, the fp32 partials or the combine could get wrong. */
+static gcase split_case(int variant, test_rng* rng) {
+  gcase c;
+  memset(&c, 0, sizeof c);
+  c.expect = EXPECT_OK;
+  c.dtype = variant % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16;
+  c.heads_kind = HEADS_GQA;
+  c.heads_kv = 2, c.heads_q = 4;
+  c.head_dim = c.head_dim_v = 128;
+  c.batch = 2;
+  c.seqlen_q = 77, c.seqlen_k = 1000;
+  c.len_mode = LEN_FIXED;
+  c.layout = LAYOUT_PACKED;
+  c.feature = FEAT_NONE;
+  c.window_left = c.window_right = -1;
+  c.with_lse = 1;
+  c.num_splits = 3;
+  c.pack_gqa = -1;
+  c.own_workspace = variant % 3 == 0;
+  c.use_stream = variant % 4 == 1;
+  switch (variant) {
+    case 0: c.num_splits = 2; break;
+    case 1: c.causal = 1, c.feature = FEAT_CAUSAL; break;
+    case 2: /* automatic: a decode step of one KV-head group leaves the SMs idle, so flashc splits */
+      c.num_splits = 0, c.batch = 1, c.seqlen_q = 1, c.seqlen_k = 2049, c.heads_q = 16;
+      break;
+    case 3: c.num_splits = 16, c.seqlen_k = 150; break; /* 2 key blocks: 14 empty splits */
+    case 4: /* local + softcap: some rows see no key of some splits */
+      c.feature = FEAT_SOFTCAP_MASK, c.softcap = 30.0f, c.window_left = 100, c.window_right = 20;
+      c.num_splits = 5;
+      break;
+    case 5: /* more query rows than keys, causal: rows that see no key in any split */
+      c.causal = 1, c.feature = FEAT_CAUSAL, c.seqlen_q = 300, c.seqlen_k = 170, c.num_splits = 2;
+      break;
+    case 6: /* varlen with empty sequences */
+      c.len_mode = LEN_VARLEN_EMPTY, c.varlen_q = c.varlen_k = c.empty = 1, c.batch = 4, c.num_splits = 4;
+      break;
+    case 7: /* varlen + seqused_q: rows past seqused_q must keep their poison */
+      c.len_mode = LEN_VARLEN_USED, c.varlen_q = c.varlen_k = 1, c.seqused_q = c.seqused_k = 1, c.batch = 3;
+      c.causal = 1, c.feature = FEAT_CAUSAL;
+      break;
+    case 8: c.len_mode = LEN_FIXED_USED, c.seqused_q = c.seqused_k = 1; break;
+    case 9: c.page_size = 64; break; /* paged: whole key blocks inside a page */
+    case 10: /* paged decode step, pack-GQA ratio 8, 16-row pages (whole pages inside a block) */
+      c.page_size = 16, c.seqlen_q = 1, c.seqlen_k = 333, c.heads_q = 16, c.num_splits = 5;
+      break;
+    case 11: /* pack-GQA decode step: 8 query heads per KV head share one tile */
+      c.seqlen_q = 1, c.seqlen_k = 3001, c.heads_kv = 4, c.heads_q = 32, c.pack_gqa = 1, c.num_splits = 7;
+      break;
+    case 12: /* MQA decode, automatic */
+      c.heads_kind = HEADS_MQA, c.heads_kv = 1, c.heads_q = 8, c.seqlen_q = 1, c.seqlen_k = 1500, c.num_splits = 0;
+      break;
+    case 13: c.head_dim = c.head_dim_v = 64; break;
+    case 14: c.head_dim = c.head_dim_v = 96, c.num_splits = 4; break;
+    case 15: c.head_dim = c.head_dim_v = 192, c.causal = 1, c.feature = FEAT_CAUSAL; break;
+    case 16: c.head_dim = c.head_dim_v = 256, c.num_splits = 2; break;
+    case 17: c.head_dim = 192, c.head_dim_v = 128, c.num_splits = 6; break;
+    case 18: c.layout = LAYOUT_PADDED, c.with_lse = 0, c.num_splits = 4; break; /* strides; lse = NULL */
+    case 19: c.layout = LAYOUT_HEADS_MAJOR, c.num_splits = 9, c.seqlen_q = 130; break;
+    default: /* long unmasked d64: the 3-consumer (192-row) instance */
+      c.head_dim = c.head_dim_v = 64, c.seqlen_q = 2049, c.seqlen_k = 2305, c.batch = 1, c.heads_q = 2, c.heads_kv = 1;
+      c.heads_kind = HEADS_GQA, c.num_splits = 2;
       break;
   }
   (void)rng;
@@ -592,7 +675,7 @@ static void describe(prepared* pr) {
   if (c->mis_kind == MIS_STRIDE) snprintf(mis, sizeof mis, " misaligned %s_%s_stride", tensor_names[c->mis_tensor], stride_names[c->mis_stride]);
   if (c->mis_kind == MIS_POINTER) snprintf(mis, sizeof mis, " misaligned %s+%d elements", tensor_names[c->mis_tensor], c->mis_shift);
   char extra[96] = "";
-  if (c->refuse == REFUSE_PAGED) snprintf(extra, sizeof extra, " paged(page_size %d)", c->page_size);
+  if (c->page_size) snprintf(extra, sizeof extra, " paged(page_size %d)", c->page_size);
   char features[128];
   snprintf(features, sizeof features, "%s%s", c->causal ? "causal" : (c->window_left != -1 || c->window_right != -1 ? "local" : "nomask"), window);
   if (c->softcap > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " softcap %g", c->softcap);
@@ -624,7 +707,7 @@ static void prepare_data(prepared* pr) {
   test_rng rng = c->rng;
   int hq = c->heads_q, hkv = c->heads_kv, d = c->head_dim, dv = c->head_dim_v;
   flashc_dtype out_dtype = c->dtype == FLASHC_DTYPE_E4M3 ? FLASHC_DTYPE_BF16 : c->dtype;
-  int paged = c->refuse == REFUSE_PAGED;
+  int paged = c->page_size > 0;
 
   pr->s = seq_lengths_make(&rng, c->batch, c->seqlen_q, c->seqlen_k, c->varlen_q, c->varlen_k, c->empty, c->seqused_q,
                            c->seqused_k);
@@ -1035,7 +1118,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + 400;
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
   const double budget_short = quick ? 3e7 : 3e8, budget_long = 4.5e9;
@@ -1097,9 +1180,18 @@ int main(int argc, char** argv) {
       ++n;
     }
   if (n > first_wide) printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
+  int first_split = n;
+  for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
+    test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+    gcase c = split_case(v, &case_rng);
+    c.index = n;
+    c.rng = case_rng;
+    cases[n++] = c;
+  }
+  printf("part 3: %d split-KV cases\n", n - first_split);
   int first_refusal = n;
   if (refusals) {
-    static const int variants[REFUSE_COUNT] = {0, 4, 2, 2, 2, 7, 16};
+    static const int variants[REFUSE_COUNT] = {0, 4, 2, 2, 7, 16};
     for (int r = 1; r < REFUSE_COUNT; ++r)
       for (int v = 0; v < variants[r]; ++v) {
         test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
@@ -1109,7 +1201,7 @@ int main(int argc, char** argv) {
         c.rng = case_rng;
         cases[n++] = c;
       }
-    printf("part 3: %d cases the first GPU version must refuse%s\n", n - first_refusal,
+    printf("part 4: %d cases the first GPU version must refuse%s\n", n - first_refusal,
            g_cpu ? " (on the CPU backend: run as ordinary cases against the oracle)" : "");
   }
   fflush(stdout);

@@ -7,6 +7,10 @@
  * ascending order (deterministic). A split with lse = −inf contributes nothing and its o_s is
  * not read; a row whose splits are all −inf gets o = 0, lse = −inf, never NaN. Memory-bound
  * and architecture-neutral (built for every target the library builds).
+ * The split-KV attention forward (attn_fwd_launch.cu) runs it on its own partials with the
+ * query sequences' description (cu_seqlens, seqused; NULL for flashc_attn_combine, which then
+ * takes exactly the path above): rows past a sequence's used length are skipped — the
+ * forward leaves them untouched — and a row's output lands at the sequence's packed row.
  * Check: tests/gpu/gpu_attn_combine.c against the CPU backend (src/cpu/attn_combine.c).
  */
 #ifndef FLASHC_KERNELS_ATTN_COMBINE_KERNEL_CUH
@@ -28,6 +32,11 @@ struct attn_combine_params {
   int64_t lse_partial_split_stride, lse_partial_batch_stride, lse_partial_head_stride, lse_partial_row_stride;
   int64_t o_batch_stride, o_row_stride, o_head_stride;
   int64_t lse_batch_stride, lse_head_stride;
+  /* Varlen output (split-KV forward only; NULL otherwise): row r of batch b is packed row
+   * cu_seqlens[b] + r of o and lse (their batch strides are then 0), used while
+   * r < cu_seqlens[b + 1] − cu_seqlens[b] or, with seqused, r < seqused[b]. */
+  const int32_t* cu_seqlens;
+  const int32_t* seqused;
 };
 
 constexpr int ATTN_COMBINE_WARP = 32;
@@ -54,11 +63,21 @@ __global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(cons
     const int head = static_cast<int>(item % p.heads);
     const int row = static_cast<int>(item / p.heads % p.seqlen);
     const int batch = static_cast<int>(item / p.heads / p.seqlen);
+    int out_row = row; /* the row's index in o and lse */
+    if (p.cu_seqlens || p.seqused) { /* the same for the whole warp */
+      int used = p.seqlen;
+      if (p.cu_seqlens) {
+        out_row = __ldg(p.cu_seqlens + batch) + row;
+        used = __ldg(p.cu_seqlens + batch + 1) - __ldg(p.cu_seqlens + batch);
+      }
+      if (p.seqused) used = __ldg(p.seqused + batch);
+      if (row >= used) continue;
+    }
     const float* lse_partial = p.lse_partial + batch * p.lse_partial_batch_stride + head * p.lse_partial_head_stride +
                                row * p.lse_partial_row_stride;
     const float* o_partial = p.o_partial + batch * p.o_partial_batch_stride + row * p.o_partial_row_stride +
                              head * p.o_partial_head_stride;
-    Out* o = static_cast<Out*>(p.o) + batch * p.o_batch_stride + row * p.o_row_stride + head * p.o_head_stride;
+    Out* o = static_cast<Out*>(p.o) + batch * p.o_batch_stride + out_row * p.o_row_stride + head * p.o_head_stride;
 
     float max_lse = -INFINITY;
     for (int s = lane; s < p.num_splits; s += ATTN_COMBINE_WARP)
@@ -102,7 +121,7 @@ __global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(cons
         if (column < p.head_dim_v) attn_combine_store(o, column, merged[c]);
       }
     }
-    if (p.lse && lane == 0) p.lse[batch * p.lse_batch_stride + head * p.lse_head_stride + row] = row_lse;
+    if (p.lse && lane == 0) p.lse[batch * p.lse_batch_stride + head * p.lse_head_stride + out_row] = row_lse;
   }
 }
 

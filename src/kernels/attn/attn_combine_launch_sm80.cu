@@ -56,6 +56,8 @@ extern "C" flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* p, c
   params.o_head_stride = p->o_head_stride;
   params.lse_batch_stride = p->lse_batch_stride;
   params.lse_head_stride = p->lse_head_stride;
+  params.cu_seqlens = p->cu_seqlens;
+  params.seqused = p->seqused;
 
   const int64_t rows = static_cast<int64_t>(p->batch) * p->seqlen * p->heads;
   const int64_t blocks_needed = (rows + ATTN_COMBINE_WARPS_PER_BLOCK - 1) / ATTN_COMBINE_WARPS_PER_BLOCK;

@@ -14,7 +14,12 @@
  * varlen and seqused_q (rows past it are another sequence's or must stay untouched). With
  * O in Q's space every consumer thread arrives on q_empty when done, so the producer may load
  * the next tile's Q there (with a buffer of its own, Q was freed in the main loop).
- * Check: tests/gpu/gpu_attn_fwd.c (poisoned O and LSE with guards, varlen, seqused_q).
+ * Split-KV tiles (attn_fwd_params.o_partial) take attn_fwd_store_partial instead: the
+ * normalized O straight from the accumulator fragment in fp32 and the LSE into the partials
+ * workspace, with plain guarded stores (no staging: each quad of lanes writes 32 contiguous
+ * bytes of a row, whole sectors); the combine kernel then writes o and lse.
+ * Check: tests/gpu/gpu_attn_fwd.c (poisoned O and LSE with guards, varlen, seqused_q; the
+ * split-KV cases of part 3 against the unsplit reference).
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_EPILOGUE_CUH
 #define FLASHC_KERNELS_ATTN_FWD_EPILOGUE_CUH
@@ -27,20 +32,51 @@
 #include "kernels/attn/attn_fwd_softmax.cuh"
 #include "kernels/common/ptx.cuh"
 
+/* Split-KV: this consumer's rows of the tile as fp32 partials (attn_fwd_params.o_partial /
+ * lse_partial layout), O already multiplied by the split's 1/l (0 for a row that saw no key
+ * in the split, whose LSE is then −inf: the combine skips it). Thread `thread` holds packed
+ * rows fragment_row and + 8, columns 8j + fragment_column + {0, 1} (ptx_wgmma.cuh). Rows past
+ * the sequence's used length are not written; the combine does not read them. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_store_partial(const attn_fwd_params& p, const attn_fwd_sequence& seq,
+                                                              const attn_fwd_tile_coord& tile, int m0, int fragment_row,
+                                                              int fragment_column, const float (&o)[T::O_ACCUMULATORS],
+                                                              const float (&normalizer)[2], const float (&lse)[2],
+                                                              int thread) {
+  const int head_mask = (1 << p.pack_shift) - 1;
+  const int64_t split_batch = tile.out_batch; /* split · batch count + batch */
+  /* p.seqlen_q bounds a sequence's slot in the partials; a varlen sequence longer than the
+   * maximum the caller gave (flashc.h forbids it; the GPU cannot check device-side
+   * cu_seqlens) then loses rows instead of writing into the next slot or past the workspace. */
+  const int rows = min(seq.seqlen_q, p.seqlen_q);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int packed = m0 + fragment_row + 8 * half;
+    const int row = packed >> p.pack_shift, head = tile.q_head0 + (packed & head_mask);
+    if (row >= rows) continue;
+    const int64_t lse_index = (split_batch * p.heads_q + head) * p.seqlen_q + row;
+    const int64_t row_index = (split_batch * p.seqlen_q + row) * p.heads_q + head;
+    float* o_row = p.o_partial + row_index * T::HEAD_DIM_V + fragment_column;
+#pragma unroll
+    for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
+      *reinterpret_cast<float2*>(o_row + 8 * j) =
+          make_float2(o[4 * j + 2 * half] * normalizer[half], o[4 * j + 2 * half + 1] * normalizer[half]);
+    if (thread % 4 == 0) p.lse_partial[lse_index] = lse[half];
+  }
+}
+
+/* Unsplit: this consumer's rows of O in the output dtype through the staging buffer (TMA or
+ * 16-byte stores) and their LSE, as the top of this file describes. */
 template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& p, const attn_fwd_smem& sm,
-                                                         const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
-                                                         int m0, int consumer, int thread,
-                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                             const attn_fwd_sequence& seq,
+                                                             const attn_fwd_tile_coord& tile, int m0, int consumer,
+                                                             int thread, int tile_row0, int fragment_row,
+                                                             int fragment_column, const float (&o)[T::O_ACCUMULATORS],
+                                                             const float (&normalizer)[2], const float (&lse)[2]) {
   constexpr smem_swizzle SW = T::V_SWIZZLE;
   constexpr int CHUNK_ELEMENTS = 16 / T::ELEMENT_BYTES;
   constexpr int CHUNKS_PER_ROW = T::HEAD_DIM_V / CHUNK_ELEMENTS;
-  float normalizer[2], lse[2];
-  attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
-
-  const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
-  const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
-  const int fragment_column = 2 * (thread % 4);
   /* A buffer of its own is rewritten here with no barrier since the last tile's reads below:
    * wait until every thread of the warpgroup (or the last tile's TMA store) has done them. */
   const bool tma_store = T::O_SEPARATE && p.o_tma_store;
@@ -72,12 +108,12 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
 #pragma unroll
       for (int block = 0; block < T::V_BLOCKS; ++block)
         tma_store_5d(&p.map_o, sm.o + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
-                     block * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift, tile.batch);
+                     block * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift, tile.out_batch);
       tma_commit_group();
     }
   } else {
     /* 16-byte guarded stores: varlen and seqused_q rows past the end stay untouched. */
-    const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.o_batch_stride;
+    const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.out_batch) * p.o_batch_stride;
     uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
                                                     static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
                                                        T::ELEMENT_BYTES;
@@ -96,7 +132,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
   }
 
   if (p.lse && thread % 4 == 0) {
-    const int64_t lse_batch = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.batch) * p.lse_batch_stride;
+    const int64_t lse_batch = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.out_batch) * p.lse_batch_stride;
     float* lse_tile = p.lse + lse_batch + static_cast<int64_t>(tile.q_head0) * p.lse_head_stride + seq.q_row0;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -105,8 +141,29 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
       if (row < seq.seqlen_q) lse_tile[static_cast<int64_t>(head) * p.lse_head_stride + row] = lse[half];
     }
   }
+}
+
+/* The end of a tile for consumer warpgroup `consumer`: the softmax's 1/l and LSE, then O and
+ * LSE to the output (unsplit) or to the split-KV partials. */
+template <int Input, class T>
+static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                         const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
+                                                         int m0, int consumer, int thread,
+                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+  float normalizer[2], lse[2];
+  attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
+
+  const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
+  const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
+  const int fragment_column = 2 * (thread % 4);
+  if (p.o_partial)
+    attn_fwd_store_partial<T>(p, seq, tile, m0, fragment_row, fragment_column, o, normalizer, lse, thread);
+  else
+    attn_fwd_store_output<Input, T>(p, sm, seq, tile, m0, consumer, thread, tile_row0, fragment_row, fragment_column, o,
+                                    normalizer, lse);
   if constexpr (!T::O_SEPARATE) {
-    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote. */
+    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote
+     * (split tiles wrote nothing there; the arrival is what the producer waits for). */
     fence_proxy_async_shared_cta();
     mbarrier_arrive(sm.q_empty);
   }

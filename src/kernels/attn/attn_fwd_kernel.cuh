@@ -1,7 +1,8 @@
 /*
  * attn_fwd_kernel.cuh — the Hopper attention forward kernel (sm_90a): O = softmax(scale ·
  * Q·Kᵀ + mask) · V per (batch, query head), with optional softcap, causal / local windows,
- * GQA/MQA, varlen (cu_seqlens, seqused) and LSE; FlashAttention-3's structure:
+ * GQA/MQA, varlen (cu_seqlens, seqused), paged KV, split-KV (fp32 partials that the launcher
+ * merges with the combine kernel) and LSE; FlashAttention-3's structure:
  *   warpgroup 0      producer: setmaxnreg down to 24; one elected thread issues every TMA load
  *                    (Q per tile, K and V through their mbarrier rings; attn_fwd_mainloop.cuh);
  *   warpgroups 1..C  consumers (C = 2, or 3 for d64's 192-row tiles): setmaxnreg up to 240
@@ -92,6 +93,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       const int m0 = tile.m_block * T::BLOCK_M;
       int first, end;
       attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(params, seq, m0, &first, &end);
+      attn_fwd_split_key_blocks(params, tile.split, &first, &end);
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }

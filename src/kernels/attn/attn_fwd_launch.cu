@@ -1,7 +1,8 @@
 /*
  * attn_fwd_launch.cu — the extern "C" side of the Hopper attention forward (src/kernels/launch.h):
  *   fc_attn_fwd_hopper_check   can the TMA + WGMMA kernel run this validated problem? (else why)
- *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(#SMs, tiles), launch
+ *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(#SMs, tiles), launch;
+ *                              with split-KV, then the combine kernel on the same stream
  *
  * Tensor maps are 4-D (d, rows, heads, batch) for K and V and 5-D (d, heads in a pack, rows,
  * packs, batch) for Q (pack-GQA, pack_shift_for) with the tensor's own element strides, so any
@@ -12,11 +13,15 @@
  * the last block against each block's fixed cost). Causal, local and varlen problems use the
  * dynamic tile scheduler: its counter is the
  * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
+ * Split-KV (num_splits S > 1, or num_splits = 0 and splits_for_problem's heuristic picks
+ * S > 1): S tiles per query tile (attn_fwd_scheduler.cuh) write fp32 partial O and LSE into
+ * the workspace after the tile counter (workspace_layout_for), in flashc_attn_combine's
+ * default layout; then fc_attn_combine_cuda_run merges them into o and lse on the same stream
+ * (stream order makes the combine wait for the forward kernel).
  * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
  * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
- * ATTN_FWD_INSTANCES, paged KV whose page size fits no key-block width (pages_fit_block) and
- * num_splits > 1 (the split-KV decoding issue). Paged KV otherwise loads each key block page by
- * page (attn_fwd_load_kv).
+ * ATTN_FWD_INSTANCES and paged KV whose page size fits no key-block width (pages_fit_block).
+ * Paged KV otherwise loads each key block page by page (attn_fwd_load_kv).
  * Check: tests/gpu/gpu_attn_fwd.c (also asserts these refusals).
  */
 #include <math.h>
@@ -196,6 +201,29 @@ bool uses_dynamic_scheduler(const fc_attn_problem* p) {
 
 constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-friendly size */
 
+/* num_splits = 0 (automatic), FlashAttention-3's rule in its simplest form: split only when the
+ * unsplit tiles fill less than AUTO_SPLIT_FILL_PERCENT of the SMs (FA3's 0.8 wave; a fuller
+ * grid gains little and pays the partials' round trip and the combine), into as many splits
+ * as one wave holds (floor(SMs / tiles): no second, partial wave), at most one split per
+ * AUTO_SPLIT_MIN_KEY_BLOCKS key blocks (a split's fixed cost — Q load, pipeline fill, fp32
+ * epilogue — is worth a couple of key blocks) and at most AUTO_SPLIT_MAX (FA3's cap). */
+constexpr int AUTO_SPLIT_FILL_PERCENT = 80;
+constexpr int AUTO_SPLIT_MIN_KEY_BLOCKS = 2;
+constexpr int AUTO_SPLIT_MAX = 128;
+
+/* Split count for a problem of `tiles` unsplit tiles with key blocks of block_n keys: the
+ * caller's num_splits, or the automatic rule above for num_splits = 0. */
+int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int block_n) {
+  if (!p->num_splits_auto) return p->num_splits;
+  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  if (tiles <= 0 || tiles * 100 >= sms * AUTO_SPLIT_FILL_PERCENT) return 1;
+  const int64_t key_blocks = (static_cast<int64_t>(p->seqlen_k) + block_n - 1) / block_n;
+  int64_t splits = sms / tiles;
+  if (splits > key_blocks / AUTO_SPLIT_MIN_KEY_BLOCKS) splits = key_blocks / AUTO_SPLIT_MIN_KEY_BLOCKS;
+  if (splits > AUTO_SPLIT_MAX) splits = AUTO_SPLIT_MAX;
+  return splits >= 2 ? static_cast<int>(splits) : 1;
+}
+
 /* Q or O as 5-D (d, heads in a pack, rows, packs, batches): a box of `pack` heads × box_rows /
  * pack rows covers tile rows in (row, head) order, row-major (attn_fwd_params.cuh). pack = 1 is
  * the plain layout. Q's box is the whole tile (BLOCK_M rows), O's one consumer's 64 rows. */
@@ -247,19 +275,79 @@ int pack_shift_for(const fc_attn_problem* p, int block_m) {
   return shift;
 }
 
+/* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
+ * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count and the
+ * split count. Shared by the workspace query and the launch so that both agree. */
+struct tile_plan {
+  int block_n;
+  tile_info tile;
+  int pack_shift;
+  int64_t packed_rows, m_blocks, tiles; /* tiles: unsplit */
+  int num_splits;
+};
+
+tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
+  tile_plan plan;
+  plan.block_n = block_n_for_problem(p);
+  plan.tile = tile_for(p->head_dim, p->head_dim_v, plan.block_n);
+  if (plan.tile.block_m == 0) { /* no instance (fc_attn_fwd_hopper_check refuses it): no tiles */
+    plan.pack_shift = 0;
+    plan.packed_rows = plan.m_blocks = plan.tiles = 0;
+    plan.num_splits = 1;
+    return plan;
+  }
+  plan.pack_shift = pack_shift_for(p, plan.tile.block_m);
+  plan.packed_rows = static_cast<int64_t>(p->seqlen_q) << plan.pack_shift;
+  plan.m_blocks = (plan.packed_rows + plan.tile.block_m - 1) / plan.tile.block_m;
+  plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
+  plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
+  return plan;
+}
+
+/* The workspace: the dynamic scheduler's tile counter at offset 0, then (split-KV) the fp32
+ * partials in flashc_attn_combine's default layout, o_partial (S, batch, seqlen_q, heads_q,
+ * d_v) and lse_partial (S, batch, heads_q, seqlen_q), each PARTIALS_ALIGNMENT-aligned (the
+ * kernel stores float2; the slack covers a caller's workspace pointer that is not). */
+constexpr size_t PARTIALS_ALIGNMENT = 256;
+
+size_t round_up(size_t bytes, size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+
+struct workspace_layout {
+  size_t counter_bytes;     /* 0 or TILE_COUNTER_BYTES */
+  size_t o_partial_bytes;   /* rounded up to PARTIALS_ALIGNMENT; 0 unsplit */
+  size_t lse_partial_bytes; /* 0 unsplit */
+  size_t total;
+};
+
+workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan& plan) {
+  workspace_layout w;
+  w.counter_bytes = uses_dynamic_scheduler(p) ? TILE_COUNTER_BYTES : 0;
+  w.o_partial_bytes = w.lse_partial_bytes = 0;
+  w.total = w.counter_bytes;
+  if (plan.num_splits > 1) {
+    const size_t rows = static_cast<size_t>(plan.num_splits) * static_cast<size_t>(p->batch) *
+                        static_cast<size_t>(p->seqlen_q) * static_cast<size_t>(p->heads_q);
+    w.o_partial_bytes = round_up(rows * static_cast<size_t>(p->head_dim_v) * sizeof(float), PARTIALS_ALIGNMENT);
+    w.lse_partial_bytes = rows * sizeof(float);
+    w.total += PARTIALS_ALIGNMENT + w.o_partial_bytes + w.lse_partial_bytes;
+  }
+  return w;
+}
+
 }  // namespace
 
 extern "C" void fc_attn_fwd_hopper_describe(char* out, size_t capacity) {
   char pairs[128];
   list_head_dims(pairs, sizeof pairs);
   snprintf(out, capacity,
-           "hopper TMA+WGMMA (fp16/bf16; (d, d_v) %s; masks, softcap, GQA, varlen, paged KV; no splits or e4m3 yet)",
+           "hopper TMA+WGMMA (fp16/bf16; (d, d_v) %s; masks, softcap, GQA, varlen, paged KV, split-KV + combine; no e4m3 "
+           "yet)",
            pairs);
 }
 
+/* Valid for problems fc_attn_fwd_hopper_check accepts (the caller checks first). */
 extern "C" size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context) {
-  (void)context;
-  return uses_dynamic_scheduler(problem) ? TILE_COUNTER_BYTES : 0;
+  return workspace_layout_for(problem, plan_for(problem, context)).total;
 }
 
 extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, const fc_cuda_context* context,
@@ -306,11 +394,6 @@ extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, cons
              p->page_size, p->head_dim, p->head_dim_v);
     return FLASHC_STATUS_NOT_SUPPORTED;
   }
-  if (p->num_splits > 1) {
-    snprintf(why_not->text, sizeof why_not->text, "num_splits %d: split-KV has no GPU kernel in this build yet",
-             p->num_splits);
-    return FLASHC_STATUS_NOT_SUPPORTED;
-  }
   return FLASHC_STATUS_SUCCESS;
 }
 
@@ -320,14 +403,16 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   flashc_status status = fc_attn_fwd_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "attention forward: %s", why_not.text);
 
-  const int block_n = block_n_for_problem(p);
-  const tile_info tile = tile_for(p->head_dim, p->head_dim_v, block_n);
+  const tile_plan plan = plan_for(p, context);
+  const int block_n = plan.block_n;
+  const tile_info tile = plan.tile;
+  const int splits = plan.num_splits;
   attn_fwd_params params;
   memset(&params, 0, sizeof params);
   const int varlen_q = p->cu_seqlens_q != NULL, varlen_k = p->cu_seqlens_k != NULL;
   const int64_t q_rows = varlen_q ? p->total_q : p->seqlen_q, k_rows = varlen_k ? p->total_k : p->seqlen_k;
   const int64_t q_batches = varlen_q ? 1 : p->batch, k_batches = varlen_k ? 1 : p->batch;
-  params.pack_shift = pack_shift_for(p, tile.block_m);
+  params.pack_shift = plan.pack_shift;
   const int pack = 1 << params.pack_shift;
   status = encode_packed(context, p->dtype, p->q.data, p->head_dim, p->q.row_stride, p->q.head_stride,
                          p->q.batch_stride, p->heads_q, q_rows, q_batches, pack, tile.qk_box_inner, tile.block_m,
@@ -336,7 +421,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   /* O through a TMA store (the kernel uses it where O has its own staging buffer) when every
    * row the tensor map holds belongs to this tile's sequence: fixed lengths, no seqused_q.
    * TMA clips rows ≥ seqlen_q; with varlen the next rows are another sequence's. */
-  params.o_tma_store = !varlen_q && !p->seqused_q && ATTN_FWD_ROWS_PER_CONSUMER % pack == 0;
+  params.o_tma_store = splits == 1 && !varlen_q && !p->seqused_q && ATTN_FWD_ROWS_PER_CONSUMER % pack == 0;
   if (params.o_tma_store) {
     status = encode_packed(context, p->dtype, p->o.data, p->head_dim_v, p->o.row_stride, p->o.head_stride,
                            p->o.batch_stride, p->heads_q, p->seqlen_q, p->batch, pack, tile.v_box_inner,
@@ -380,15 +465,14 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.tile_heads = p->heads_q >> params.pack_shift;
   params.seqlen_q = p->seqlen_q;
   params.seqlen_k = p->seqlen_k;
-  const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << params.pack_shift;
-  if (packed_rows > 0x7fffffff)
+  if (plan.packed_rows > 0x7fffffff)
     return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: seqlen_q %d × %d packed query heads exceeds int range",
                    p->seqlen_q, 1 << params.pack_shift);
-  params.m_blocks = static_cast<int>((packed_rows + tile.block_m - 1) / tile.block_m);
-  const int64_t tiles = static_cast<int64_t>(params.m_blocks) * params.tile_heads * p->batch;
+  params.m_blocks = static_cast<int>(plan.m_blocks);
+  const int64_t tiles = plan.tiles * splits;
   if (tiles > 0x7fffffff)
-    return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: %lld tiles exceed the scheduler's int range",
-                   (long long)tiles);
+    return fc_fail(FLASHC_STATUS_NOT_SUPPORTED, "attention forward: %lld tiles (%d splits) exceed the scheduler's int range",
+                   (long long)tiles, splits);
   params.tile_count = static_cast<int>(tiles);
   params.reverse_m_order = p->window_right >= 0;
 
@@ -402,9 +486,17 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.zero_v_tail = varlen_k || p->seqused_k != NULL || paged; /* a page's rows past seqlen_k: unused cache */
 
   if (params.tile_count == 0) return FLASHC_STATUS_SUCCESS;
+  const workspace_layout layout = workspace_layout_for(p, plan);
+  if (layout.total && !workspace)
+    return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "attention forward: no workspace (%zu bytes needed)", layout.total);
+  params.num_splits = splits;
+  if (splits > 1) {
+    const uintptr_t after_counter = reinterpret_cast<uintptr_t>(workspace) + layout.counter_bytes;
+    uint8_t* partials = reinterpret_cast<uint8_t*>(round_up(after_counter, PARTIALS_ALIGNMENT));
+    params.o_partial = reinterpret_cast<float*>(partials);
+    params.lse_partial = reinterpret_cast<float*>(partials + layout.o_partial_bytes);
+  }
   if (uses_dynamic_scheduler(p)) {
-    if (!workspace)
-      return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "attention forward: no workspace for the tile counter");
     params.tile_counter = static_cast<int*>(workspace);
     const cudaError_t error = cudaMemsetAsync(workspace, 0, sizeof(int), static_cast<cudaStream_t>(stream));
     if (error != cudaSuccess)
@@ -416,5 +508,38 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
       launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n)(params, grid, static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
-  return FLASHC_STATUS_SUCCESS;
+  if (splits == 1) return FLASHC_STATUS_SUCCESS;
+
+  /* Split-KV: merge the partials into o and lse (after the kernel: same stream). Every used
+   * row of every split was written (an empty split as O = 0, LSE = −inf); rows past a
+   * sequence's used length were not, and the combine skips them (cu_seqlens / seqused). */
+  fc_combine_problem combine;
+  memset(&combine, 0, sizeof combine);
+  const int64_t rows = p->seqlen_q, heads = p->heads_q, dv = p->head_dim_v;
+  combine.out_dtype = p->out_dtype;
+  combine.num_splits = splits;
+  combine.batch = p->batch;
+  combine.seqlen = p->seqlen_q;
+  combine.heads = p->heads_q;
+  combine.head_dim_v = p->head_dim_v;
+  combine.o_partial = params.o_partial;
+  combine.lse_partial = params.lse_partial;
+  combine.o = p->o.data;
+  combine.lse = p->lse;
+  combine.o_partial_head_stride = dv;
+  combine.o_partial_row_stride = heads * dv;
+  combine.o_partial_batch_stride = rows * heads * dv;
+  combine.o_partial_split_stride = p->batch * rows * heads * dv;
+  combine.lse_partial_row_stride = 1;
+  combine.lse_partial_head_stride = rows;
+  combine.lse_partial_batch_stride = heads * rows;
+  combine.lse_partial_split_stride = p->batch * heads * rows;
+  combine.o_batch_stride = varlen_q ? 0 : p->o.batch_stride;
+  combine.o_row_stride = p->o.row_stride;
+  combine.o_head_stride = p->o.head_stride;
+  combine.lse_batch_stride = varlen_q ? 0 : p->lse_batch_stride;
+  combine.lse_head_stride = p->lse_head_stride;
+  combine.cu_seqlens = p->cu_seqlens_q;
+  combine.seqused = p->seqused_q;
+  return fc_attn_combine_cuda_run(&combine, context, stream);
 }

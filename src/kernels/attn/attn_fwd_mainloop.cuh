@@ -10,10 +10,11 @@
  *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
  *   v_full[s] / v_empty[s]   likewise for V and O += P·V
  *
- * Producer (one elected thread): per tile, key blocks from the last visible one down to the
- * first (the masked ones come first, so the unmasked middle runs without compares), in the
- * order the consumers need them: K(last), Q, then K(n), V(n + 1) pairs, then V(first). K of a
- * tile is requested before its Q so it overlaps the previous tile's epilogue.
+ * Producer (one elected thread): per tile, key blocks from the last visible one (of the tile's
+ * split, attn_fwd_split_key_blocks) down to the first (the masked ones come first, so the
+ * unmasked middle runs without compares), in the order the consumers need them: K(last), Q,
+ * then K(n), V(n + 1) pairs, then V(first). K of a tile is requested before its Q so it
+ * overlaps the previous tile's epilogue.
  *
  * Consumer warpgroup c (query rows 64c .. 64c + 63 of the tile), per key block n:
  *   issue S_n = Q·K_nᵀ (SS wgmma) and O += P_{n+1}·V_{n+1} (RS wgmma, P from registers);
@@ -117,6 +118,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     if (m0 >= seq.seqlen_q << p.pack_shift) continue; /* a varlen sequence shorter than the longest: no tile */
     int first, end;
     attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
+    attn_fwd_split_key_blocks(p, tile.split, &first, &end);
     const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
       attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(

@@ -41,7 +41,7 @@ struct attn_fwd_params {
   int tile_heads;    /* head slots per batch in the tile index: heads_q >> pack_shift */
   int seqlen_q, seqlen_k; /* fixed lengths, or the maxima with cu_seqlens */
   int m_blocks;           /* ceil((seqlen_q << pack_shift) / BLOCK_M) */
-  int tile_count;         /* m_blocks · tile_heads · batch */
+  int tile_count;         /* m_blocks · tile_heads · batch · num_splits */
   int reverse_m_order;    /* causal: the longest tiles (last query blocks) first */
   int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
 
@@ -62,6 +62,16 @@ struct attn_fwd_params {
   const int32_t* page_table;
   int64_t page_table_batch_stride;
   int page_size, max_pages, kv_box_rows;
+
+  /* Split-KV (attn_fwd_scheduler.cuh): num_splits = 1 unsplit (o_partial NULL: O and LSE go
+   * to o and lse). num_splits > 1: each tile writes its split's rows, normalized by the
+   * split's own row sums, in fp32 to o_partial as (split, batch, row, query head, d_v) and its
+   * natural-log LSE (−inf: no key in the split) to lse_partial as (split, batch, query head,
+   * row), row < seqlen_q (the maximum with cu_seqlens_q) — the default layout of
+   * flashc_attn_combine, which the launcher runs next into o and lse. */
+  int num_splits;
+  float* o_partial;
+  float* lse_partial;
 };
 
 #endif

@@ -8,6 +8,16 @@
  * mask the blocks of a head are handed out last-first: the longest tiles start first and the
  * short ones fill the tail.
  *
+ * Split-KV (num_splits = S > 1, FlashAttention-3's decoding path): every (query block, split)
+ * pair is a tile, S times as many as unsplit, so a decode step with few query tiles still
+ * fills the SMs. The split index sits between the query block and the head in the order
+ * (linear = ((batch · tile_heads + head) · S + split) · m_blocks + m_block): the query block
+ * still varies fastest and the CTAs in flight still share one head's K/V in L2. Split s of a
+ * tile takes the s-th of S equal runs of ceil(blocks / S) key blocks of the tile's visible
+ * range [first, end) (attn_fwd_key_blocks); a split past the end is empty and writes O = 0,
+ * LSE = −inf, which the combine skips. The split's range is computed once per tile: the key
+ * loop itself is the unsplit one over a shorter range.
+ *
  * Static (uniform tiles): CTA c takes tiles c, c + grid, c + 2·grid, ...
  * Dynamic (causal, local, varlen: tiles of unequal cost): after its first tile (blockIdx.x) a
  * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that the launcher zeroes
@@ -30,20 +40,44 @@
 #include "kernels/common/ptx.cuh"
 
 /* A tile: query block m_block (in packed rows: row << pack_shift | head in pack) of the query
- * heads q_head0 .. q_head0 + 2^pack_shift − 1, which read KV head kv_head, in batch `batch`. */
+ * heads q_head0 .. q_head0 + 2^pack_shift − 1, which read KV head kv_head, in batch `batch`;
+ * with split-KV, the split-th part of its keys (0 unsplit). out_batch is the batch index of
+ * what the epilogue writes: `batch` unsplit, split · batch count + batch (the partials'
+ * (split, batch) dimensions flattened) with split-KV. The epilogue reads only out_batch, so
+ * the key loop carries one register for both (d256 has none to spare: carrying the split as
+ * well spilled). */
 struct attn_fwd_tile_coord {
-  int m_block, q_head0, kv_head, batch;
+  int m_block, q_head0, kv_head, batch, split, out_batch;
 };
 
 static __device__ __forceinline__ attn_fwd_tile_coord attn_fwd_tile_at(const attn_fwd_params& p, int linear) {
   attn_fwd_tile_coord t;
   const int m = linear % p.m_blocks;
-  const int head_batch = linear / p.m_blocks;
+  int head_batch = linear / p.m_blocks;
+  t.split = 0;
+  if (p.num_splits > 1) { /* unsplit: no division by 1 */
+    t.split = head_batch % p.num_splits;
+    head_batch /= p.num_splits;
+  }
   t.m_block = p.reverse_m_order ? p.m_blocks - 1 - m : m;
   t.q_head0 = (head_batch % p.tile_heads) << p.pack_shift;
   t.kv_head = t.q_head0 / p.heads_per_kv;
   t.batch = head_batch / p.tile_heads;
+  t.out_batch = t.split * p.batch + t.batch;
   return t;
+}
+
+/* Narrows the tile's visible key blocks [*first, *end) to its split's run (see the top of this
+ * file); leaves them alone unsplit. The run may be empty (*end <= *first). Producer and
+ * consumers call it with the same arguments, so they agree on the blocks. */
+static __device__ __forceinline__ void attn_fwd_split_key_blocks(const attn_fwd_params& p, int split, int* first,
+                                                                 int* end) {
+  if (p.num_splits <= 1) return;
+  const int blocks = max(*end - *first, 0);
+  const int blocks_per_split = (blocks + p.num_splits - 1) / p.num_splits;
+  const int split_first = *first + split * blocks_per_split;
+  *end = min(*end, split_first + blocks_per_split);
+  *first = split_first;
 }
 
 /* The tile after `linear` for this CTA (producer thread only). */
