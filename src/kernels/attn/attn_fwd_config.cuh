@@ -88,7 +88,9 @@ struct attn_fwd_tile {
   static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128;
   /* Q's wgmma descriptor made visibly warp-uniform (attn_fwd_uniform_stage), so ptxas keeps
    * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
-   * loop-invariant descriptors cost 12 bytes of spill, so there it stays per-thread. */
+   * loop-invariant descriptors cost 12–20 bytes of spill, so there only the address word is
+   * shuffled (uniform_desc_address): no spill, and the key loop's R2UR moves fall from 36 to
+   * 19 per block (SASS, 2026-11-30). */
   static constexpr bool UNIFORM_Q_DESCRIPTOR = HeadDim < 256;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 

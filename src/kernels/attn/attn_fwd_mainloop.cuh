@@ -296,7 +296,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
    * offset further (smem_desc_advance_low). Warp-uniform by shuffle (see
    * attn_fwd_uniform_stage). */
   const uint64_t desc_q_thread = smem_desc_k_major_at(q_address, T::QK_SWIZZLE, T::BLOCK_M, 0);
-  const uint64_t desc_q = T::UNIFORM_Q_DESCRIPTOR ? uniform_u64(desc_q_thread) : desc_q_thread;
+  const uint64_t desc_q = T::UNIFORM_Q_DESCRIPTOR ? uniform_u64(desc_q_thread) : uniform_desc_address(desc_q_thread);
   const uint64_t desc_k_slot0 = uniform_u64(smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0));
   const uint64_t desc_v_slot0 = uniform_u64(smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0));
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;

@@ -115,6 +115,16 @@ static __device__ __forceinline__ uint64_t uniform_u64(uint64_t x) {
   return (static_cast<uint64_t>(hi) << 32) | lo;
 }
 
+/* A shared-memory matrix descriptor (ptx_desc.cuh) whose address field is made visibly
+ * warp-uniform by a shuffle from lane 0 while its high word (strides, swizzle: compile-time
+ * constants in every caller) stays a constant that ptxas can fold. Unlike uniform_u64 this
+ * leaves ptxas free to rebuild each k-step's descriptor with one uniform add instead of
+ * holding all of them (attn_fwd_config.cuh, UNIFORM_Q_DESCRIPTOR). */
+static __device__ __forceinline__ uint64_t uniform_desc_address(uint64_t desc) {
+  const uint32_t low = __shfl_sync(0xffffffffu, static_cast<uint32_t>(desc), 0);
+  return (desc & 0xFFFFFFFF00000000ull) | low;
+}
+
 /* True in exactly one active lane of the warp (the same one in all lanes' view); all lanes of
  * `member_mask` must execute it.
  *   elect.sync leader|p, member_mask;  selp.u32 elected, 1, 0, p; */
