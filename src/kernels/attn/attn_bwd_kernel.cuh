@@ -42,10 +42,8 @@
 
 #include "kernels/attn/attn_bwd_mma.cuh"
 
-/* The row-dots kernel's tile (one thread per query row). */
-constexpr int ATTN_BWD_BLOCK_M = 32;
-constexpr int ATTN_BWD_THREADS = 256;
-static_assert(ATTN_BWD_BLOCK_M <= ATTN_BWD_THREADS, "one thread per query row of a tile");
+/* The row-dots kernel's tile: one thread per query row, every thread of the block busy. */
+constexpr int ATTN_BWD_ROW_DOTS_ROWS = 256;
 constexpr int ATTN_BWD_MAX_HEAD_DIM = 256;
 
 struct attn_bwd_tensor {
@@ -258,17 +256,16 @@ static __device__ __forceinline__ void attn_bwd_store_columns(T* data, int64_t r
  * backend's sequential order). dP now comes from the tensor cores in the MMA's summation order,
  * so dP − D no longer cancels bit-exactly where one key is visible (O = V); the dk/dv and dq
  * kernels give such rows dS = 0 directly (attn_bwd_gradient_element), which is the exact
- * gradient of a one-element softmax. Grid: query tiles × heads × batch (this kernel keeps the
- * 32-row tiles and 256 threads of ATTN_BWD_BLOCK_M / ATTN_BWD_THREADS); D is a negligible part
- * of the work. */
+ * gradient of a one-element softmax. Grid: tiles of ATTN_BWD_ROW_DOTS_ROWS query rows × heads ×
+ * batch, one thread per row; D is a negligible part of the work. */
 template <typename T>
-__global__ void __launch_bounds__(ATTN_BWD_THREADS) attn_bwd_row_dots_kernel(const attn_bwd_params p) {
-  const int m_tiles = (p.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
+__global__ void __launch_bounds__(ATTN_BWD_ROW_DOTS_ROWS) attn_bwd_row_dots_kernel(const attn_bwd_params p) {
+  const int m_tiles = (p.seqlen_q + ATTN_BWD_ROW_DOTS_ROWS - 1) / ATTN_BWD_ROW_DOTS_ROWS;
   const int m_tile = blockIdx.x % m_tiles, head = blockIdx.x / m_tiles % p.heads_q,
             b = blockIdx.x / m_tiles / p.heads_q;
   const attn_bwd_sequence s = attn_bwd_sequence_of(p, b);
-  const int row = m_tile * ATTN_BWD_BLOCK_M + static_cast<int>(threadIdx.x);
-  if (threadIdx.x >= ATTN_BWD_BLOCK_M || row >= s.seqlen_q) return;
+  const int row = m_tile * ATTN_BWD_ROW_DOTS_ROWS + static_cast<int>(threadIdx.x);
+  if (row >= s.seqlen_q) return;
   const T* dout = static_cast<const T*>(p.dout.data) + attn_bwd_query_offset(p, p.dout, s, b, row, head);
   const T* o = static_cast<const T*>(p.o.data) + attn_bwd_query_offset(p, p.o, s, b, row, head);
   float dot = 0.0f;

@@ -64,7 +64,7 @@ cudaError_t attn_bwd_launch_bf16(const attn_bwd_params& params, attn_bwd_shape s
 
 template <typename T, class Cfg>
 static cudaError_t attn_bwd_launch_instance(const attn_bwd_params& params, cudaStream_t stream) {
-  const int64_t row_dot_tiles = (params.seqlen_q + ATTN_BWD_BLOCK_M - 1) / ATTN_BWD_BLOCK_M;
+  const int64_t row_dot_tiles = (params.seqlen_q + ATTN_BWD_ROW_DOTS_ROWS - 1) / ATTN_BWD_ROW_DOTS_ROWS;
   const int64_t m_tiles = (params.seqlen_q + Cfg::BLOCK - 1) / Cfg::BLOCK;
   const int64_t n_tiles = (params.seqlen_k + Cfg::BLOCK - 1) / Cfg::BLOCK;
   const int64_t row_dot_ctas = row_dot_tiles * params.heads_q * params.batch;
@@ -79,7 +79,7 @@ static cudaError_t attn_bwd_launch_instance(const attn_bwd_params& params, cudaS
     error = cudaFuncSetAttribute(attn_bwd_dq_kernel<T, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  Cfg::SMEM_BYTES);
   if (error != cudaSuccess) return error;
-  attn_bwd_row_dots_kernel<T><<<static_cast<unsigned>(row_dot_ctas), ATTN_BWD_THREADS, 0, stream>>>(params);
+  attn_bwd_row_dots_kernel<T><<<static_cast<unsigned>(row_dot_ctas), ATTN_BWD_ROW_DOTS_ROWS, 0, stream>>>(params);
   attn_bwd_dq_kernel<T, Cfg><<<static_cast<unsigned>(query_ctas), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(params);
   attn_bwd_dkdv_kernel<T, Cfg><<<static_cast<unsigned>(key_ctas), Cfg::THREADS, Cfg::SMEM_BYTES, stream>>>(params);
   return cudaGetLastError();

@@ -21,23 +21,13 @@
 #include <math.h>
 #include <stdint.h>
 
-/* The validated problem (host/problem.h's fc_combine_problem) as the kernel reads it. */
-struct attn_combine_params {
-  int num_splits, batch, seqlen, heads, head_dim_v;
-  const float* o_partial;
-  const float* lse_partial;
-  void* o;
-  float* lse; /* NULL: not written */
-  int64_t o_partial_split_stride, o_partial_batch_stride, o_partial_row_stride, o_partial_head_stride;
-  int64_t lse_partial_split_stride, lse_partial_batch_stride, lse_partial_head_stride, lse_partial_row_stride;
-  int64_t o_batch_stride, o_row_stride, o_head_stride;
-  int64_t lse_batch_stride, lse_head_stride;
-  /* Varlen output (split-KV forward only; NULL otherwise): row r of batch b is packed row
-   * cu_seqlens[b] + r of o and lse (their batch strides are then 0), used while
-   * r < cu_seqlens[b + 1] − cu_seqlens[b] or, with seqused, r < seqused[b]. */
-  const int32_t* cu_seqlens;
-  const int32_t* seqused;
-};
+#include "host/problem.h"
+
+/* The kernel takes the validated problem itself (host/problem.h, fc_combine_problem: sizes,
+ * strides in elements, and the forward's cu_seqlens / seqused for varlen output — row r of
+ * batch b is then packed row cu_seqlens[b] + r of o and lse, whose batch strides are 0, used
+ * while r < cu_seqlens[b + 1] − cu_seqlens[b] or, with seqused, r < seqused[b]; lse NULL: not
+ * written). */
 
 constexpr int ATTN_COMBINE_WARP = 32;
 constexpr int ATTN_COMBINE_WARPS_PER_BLOCK = 8;
@@ -54,7 +44,7 @@ static __device__ __forceinline__ void attn_combine_store(__nv_bfloat16* out, in
 }
 
 template <typename Out>
-__global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(const attn_combine_params p) {
+__global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(const fc_combine_problem p) {
   const int lane = threadIdx.x % ATTN_COMBINE_WARP;
   const int64_t rows = static_cast<int64_t>(p.batch) * p.seqlen * p.heads;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * ATTN_COMBINE_WARPS_PER_BLOCK;

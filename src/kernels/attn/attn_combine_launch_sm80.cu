@@ -19,8 +19,8 @@ namespace {
 constexpr int ATTN_COMBINE_BLOCKS_PER_SM = 16;
 
 template <typename Out>
-cudaError_t launch(const attn_combine_params& params, int grid, cudaStream_t stream) {
-  attn_combine_kernel<Out><<<grid, ATTN_COMBINE_THREADS, 0, stream>>>(params);
+cudaError_t launch(const fc_combine_problem& problem, int grid, cudaStream_t stream) {
+  attn_combine_kernel<Out><<<grid, ATTN_COMBINE_THREADS, 0, stream>>>(problem);
   return cudaGetLastError();
 }
 
@@ -33,31 +33,6 @@ extern "C" flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* p, c
     return fc_fail(FLASHC_STATUS_NOT_SUPPORTED_ARCH,
                    "attention combine needs compute capability 8.0 or newer; this device is %d.%d", context->cc_major,
                    context->cc_minor);
-  attn_combine_params params;
-  params.num_splits = p->num_splits;
-  params.batch = p->batch;
-  params.seqlen = p->seqlen;
-  params.heads = p->heads;
-  params.head_dim_v = p->head_dim_v;
-  params.o_partial = p->o_partial;
-  params.lse_partial = p->lse_partial;
-  params.o = p->o;
-  params.lse = p->lse;
-  params.o_partial_split_stride = p->o_partial_split_stride;
-  params.o_partial_batch_stride = p->o_partial_batch_stride;
-  params.o_partial_row_stride = p->o_partial_row_stride;
-  params.o_partial_head_stride = p->o_partial_head_stride;
-  params.lse_partial_split_stride = p->lse_partial_split_stride;
-  params.lse_partial_batch_stride = p->lse_partial_batch_stride;
-  params.lse_partial_head_stride = p->lse_partial_head_stride;
-  params.lse_partial_row_stride = p->lse_partial_row_stride;
-  params.o_batch_stride = p->o_batch_stride;
-  params.o_row_stride = p->o_row_stride;
-  params.o_head_stride = p->o_head_stride;
-  params.lse_batch_stride = p->lse_batch_stride;
-  params.lse_head_stride = p->lse_head_stride;
-  params.cu_seqlens = p->cu_seqlens;
-  params.seqused = p->seqused;
 
   const int64_t rows = static_cast<int64_t>(p->batch) * p->seqlen * p->heads;
   const int64_t blocks_needed = (rows + ATTN_COMBINE_WARPS_PER_BLOCK - 1) / ATTN_COMBINE_WARPS_PER_BLOCK;
@@ -66,9 +41,9 @@ extern "C" flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* p, c
   const cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error = cudaSuccess;
   switch (p->out_dtype) {
-    case FLASHC_DTYPE_FP32: error = launch<float>(params, grid, cuda_stream); break;
-    case FLASHC_DTYPE_FP16: error = launch<__half>(params, grid, cuda_stream); break;
-    case FLASHC_DTYPE_BF16: error = launch<__nv_bfloat16>(params, grid, cuda_stream); break;
+    case FLASHC_DTYPE_FP32: error = launch<float>(*p, grid, cuda_stream); break;
+    case FLASHC_DTYPE_FP16: error = launch<__half>(*p, grid, cuda_stream); break;
+    case FLASHC_DTYPE_BF16: error = launch<__nv_bfloat16>(*p, grid, cuda_stream); break;
     default:
       return fc_fail(FLASHC_STATUS_NOT_SUPPORTED_DTYPE, "attention combine: out_dtype %s (fp16, bf16 or fp32)",
                      flashc_dtype_name(p->out_dtype));

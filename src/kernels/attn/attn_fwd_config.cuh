@@ -90,7 +90,8 @@ struct attn_fwd_tile {
    * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
    * loop-invariant descriptors cost 12–20 bytes of spill, so there only the address word is
    * shuffled (uniform_desc_address): no spill, and the key loop's R2UR moves fall from 36 to
-   * 19 per block (SASS, 2026-11-30). */
+   * 20 per block (SASS, 2026-11-30; +4–11 % at d256). Re-shuffling it in every key block
+   * takes them to 5 and changed nothing measurable (H200, ±0.5 %), so it is not done. */
   static constexpr bool UNIFORM_Q_DESCRIPTOR = HeadDim < 256;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
