@@ -430,25 +430,33 @@ static gcase random_case(test_rng* rng) {
 /* Part 4: problems the first GPU version must refuse                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-static gcase refusal_case(int refuse, int variant, test_rng* rng) {
+/* The base of parts 3 and 4: a packed, fixed-length GQA d128 problem (2 × 77 query rows, 4
+ * query heads on 2 KV heads, LSE on, no mask, unsplit), fp16 for odd variants, else bf16. */
+static gcase gqa_d128_case(int variant, int seqlen_k) {
   gcase c;
   memset(&c, 0, sizeof c);
-  c.expect = EXPECT_REFUSE;
-  c.refuse = refuse;
   c.dtype = variant % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16;
   c.heads_kind = HEADS_GQA;
   c.heads_kv = 2, c.heads_q = 4;
   c.head_dim = c.head_dim_v = 128;
   c.batch = 2;
-  c.seqlen_q = 77, c.seqlen_k = 150;
+  c.seqlen_q = 77, c.seqlen_k = seqlen_k;
   c.len_mode = LEN_FIXED;
   c.layout = LAYOUT_PACKED;
-  c.feature = variant % 3 == 1 ? FEAT_CAUSAL : FEAT_NONE;
-  c.causal = c.feature == FEAT_CAUSAL;
+  c.feature = FEAT_NONE;
   c.window_left = c.window_right = -1;
   c.with_lse = 1;
   c.num_splits = 1;
   c.pack_gqa = -1;
+  return c;
+}
+
+static gcase refusal_case(int refuse, int variant, test_rng* rng) {
+  gcase c = gqa_d128_case(variant, 150);
+  c.expect = EXPECT_REFUSE;
+  c.refuse = refuse;
+  c.feature = variant % 3 == 1 ? FEAT_CAUSAL : FEAT_NONE;
+  c.causal = c.feature == FEAT_CAUSAL;
   switch (refuse) {
     case REFUSE_PAGED: {
       /* 64 and 16 fit d128's 128-key blocks (whole blocks in a page, whole pages in a block),
@@ -494,22 +502,9 @@ static gcase refusal_case(int refuse, int variant, test_rng* rng) {
  * blocks of 128 or 7 of 160) unless the variant changes it; each variant one feature that
  * the split tile mapping, the fp32 partials or the combine could get wrong. */
 static gcase split_case(int variant, test_rng* rng) {
-  gcase c;
-  memset(&c, 0, sizeof c);
+  gcase c = gqa_d128_case(variant, 1000);
   c.expect = EXPECT_OK;
-  c.dtype = variant % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16;
-  c.heads_kind = HEADS_GQA;
-  c.heads_kv = 2, c.heads_q = 4;
-  c.head_dim = c.head_dim_v = 128;
-  c.batch = 2;
-  c.seqlen_q = 77, c.seqlen_k = 1000;
-  c.len_mode = LEN_FIXED;
-  c.layout = LAYOUT_PACKED;
-  c.feature = FEAT_NONE;
-  c.window_left = c.window_right = -1;
-  c.with_lse = 1;
   c.num_splits = 3;
-  c.pack_gqa = -1;
   c.own_workspace = variant % 3 == 0;
   c.use_stream = variant % 4 == 1;
   switch (variant) {
