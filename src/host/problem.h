@@ -161,6 +161,9 @@ typedef struct fc_combine_problem {
    * flashc_attn_combine. */
   const int32_t* cu_seqlens;
   const int32_t* seqused;
+  /* Set only by the split-KV forward: launch the combine as a programmatic dependent of the
+   * forward kernel just queued on the stream (sm_90; attn_fwd_kernel.cuh). */
+  int after_forward;
 } fc_combine_problem;
 
 /* GEMM, normalized so that D is always row-major (a column-major D is computed as

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "host/problem.h"
+#include "kernels/common/ptx.cuh"
 
 /* The kernel takes the validated problem itself (host/problem.h, fc_combine_problem: sizes,
  * strides in elements, and the forward's cu_seqlens / seqused for varlen output — row r of
@@ -45,6 +46,10 @@ static __device__ __forceinline__ void attn_combine_store(__nv_bfloat16* out, in
 
 template <typename Out>
 __global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(const fc_combine_problem p) {
+  /* The split-KV forward launches this kernel as its programmatic dependent (it may be resident
+   * before the forward ends): wait until the forward's partials are complete and visible. A
+   * no-op for an ordinary launch. */
+  grid_dependency_wait();
   const int lane = threadIdx.x % ATTN_COMBINE_WARP;
   const int64_t rows = static_cast<int64_t>(p.batch) * p.seqlen * p.heads;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * ATTN_COMBINE_WARPS_PER_BLOCK;

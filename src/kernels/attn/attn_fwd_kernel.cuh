@@ -71,6 +71,11 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   }
   __syncthreads();
 
+  /* Split-KV: the combine that merges the partials is launched as a programmatic dependent;
+   * letting it become resident now (it waits for this grid's completion before it reads)
+   * takes its launch latency off the decode step. All CTAs are resident (persistent grid),
+   * so its CTAs cannot displace ours. */
+  if (params.num_splits > 1) grid_dependency_launch_dependents();
   const int warpgroup = warpgroup_index_uniform();
   if (warpgroup == 0) {
     setmaxnreg_dec<ATTN_FWD_PRODUCER_REGISTERS>();

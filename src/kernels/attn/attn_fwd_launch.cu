@@ -541,5 +541,6 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   combine.lse_head_stride = p->lse_head_stride;
   combine.cu_seqlens = p->cu_seqlens_q;
   combine.seqused = p->seqused_q;
+  combine.after_forward = 1;
   return fc_attn_combine_cuda_run(&combine, context, stream);
 }
