@@ -7,7 +7,8 @@
  *                           with K along the row: S = Q·Kᵀ, Sᵀ = K·Qᵀ, dP = dO·Vᵀ, dPᵀ = V·dOᵀ);
  *   attn_bwd_warp_mma_ab    acc[16 × 8·N] += A[16 × K] · B[K × 8·N]    (B row-major with N along
  *                           the row, read through ldmatrix .trans: dV += Pᵀ·dO, dK += dSᵀ·Q,
- *                           dQ += dS·K).
+ *                           dQ += dS·K);
+ *   both are attn_bwd_warp_mma, one loop whose B addressing follows B's storage order.
  *
  * Shared tiles: Rows × Columns elements (Columns, the padded head dim or the key count, a
  * multiple of 16), each row padded by 8 elements (16 bytes). A row pitch that is an odd
@@ -103,14 +104,21 @@ static __device__ __forceinline__ uint32_t attn_bwd_pack(float low, float high) 
     return pack_f16x2(low, high);
 }
 
-/* acc[16 × 8·NTiles] += A[a_row0.., 0..16·KSteps) · B[b_row0.., 0..16·KSteps)ᵀ. */
-template <bool IsBf16, int NTiles, int KSteps, class ATile, class BTile>
-static __device__ __forceinline__ void attn_bwd_warp_mma_abt(float (&acc)[NTiles][4], uint32_t a_tile, int a_row0,
-                                                             uint32_t b_tile, int b_row0, int lane) {
+/* acc[16 × 8·NTiles] += A[a_row0.., 0..16·KSteps) · B over k 0..16·KSteps and n from b_n0:
+ * B stored [n][k] (BStoredNK, read as is) or [k][n] (read with .trans); the two forms differ
+ * only in where a lane's 16-byte row of B sits. */
+template <bool IsBf16, bool BStoredNK, int NTiles, int KSteps, class ATile, class BTile>
+static __device__ __forceinline__ void attn_bwd_warp_mma(float (&acc)[NTiles][4], uint32_t a_tile, int a_row0,
+                                                         uint32_t b_tile, int b_n0, int lane) {
   static_assert(NTiles % 2 == 0, "one ldmatrix.x4 gives two n8 tiles");
-  static_assert(KSteps * ATTN_BWD_MMA_K <= ATile::COLUMNS && KSteps * ATTN_BWD_MMA_K <= BTile::COLUMNS, "k range");
+  static_assert(KSteps * ATTN_BWD_MMA_K <= ATile::COLUMNS &&
+                    KSteps * ATTN_BWD_MMA_K <= (BStoredNK ? BTile::COLUMNS : BTile::ROWS),
+                "k range");
+  /* B's tile offset of (k, n) in its storage order */
+  auto b_offset = [](int k, int n) { return BStoredNK ? BTile::offset(n, k) : BTile::offset(k, n); };
   const uint32_t a_lane = a_tile + ATile::offset(a_row0 + attn_bwd_a_lane_row(lane), attn_bwd_a_lane_col(lane));
-  const uint32_t b_lane = b_tile + BTile::offset(b_row0 + attn_bwd_bt_lane_row(lane), attn_bwd_bt_lane_col(lane));
+  const uint32_t b_lane = b_tile + (BStoredNK ? b_offset(attn_bwd_bt_lane_col(lane), b_n0 + attn_bwd_bt_lane_row(lane))
+                                              : b_offset(attn_bwd_b_lane_row(lane), b_n0 + attn_bwd_b_lane_col(lane)));
 #pragma unroll
   for (int kk = 0; kk < KSteps; ++kk) {
     uint32_t a[4];
@@ -118,33 +126,25 @@ static __device__ __forceinline__ void attn_bwd_warp_mma_abt(float (&acc)[NTiles
 #pragma unroll
     for (int pair = 0; pair < NTiles / 2; ++pair) {
       uint32_t b[4];
-      ldmatrix_x4_shared(b, b_lane + BTile::offset(pair * 2 * ATTN_BWD_MMA_N, kk * ATTN_BWD_MMA_K), false);
+      ldmatrix_x4_shared(b, b_lane + b_offset(kk * ATTN_BWD_MMA_K, pair * 2 * ATTN_BWD_MMA_N), !BStoredNK);
       attn_bwd_mma_16816<IsBf16>(acc[2 * pair], a, b[0], b[1]);
       attn_bwd_mma_16816<IsBf16>(acc[2 * pair + 1], a, b[2], b[3]);
     }
   }
 }
 
+/* acc[16 × 8·NTiles] += A[a_row0.., 0..16·KSteps) · B[b_row0.., 0..16·KSteps)ᵀ. */
+template <bool IsBf16, int NTiles, int KSteps, class ATile, class BTile>
+static __device__ __forceinline__ void attn_bwd_warp_mma_abt(float (&acc)[NTiles][4], uint32_t a_tile, int a_row0,
+                                                             uint32_t b_tile, int b_row0, int lane) {
+  attn_bwd_warp_mma<IsBf16, true, NTiles, KSteps, ATile, BTile>(acc, a_tile, a_row0, b_tile, b_row0, lane);
+}
+
 /* acc[16 × 8·NTiles] += A[a_row0.., 0..16·KSteps) · B[0..16·KSteps, b_col0..). */
 template <bool IsBf16, int NTiles, int KSteps, class ATile, class BTile>
 static __device__ __forceinline__ void attn_bwd_warp_mma_ab(float (&acc)[NTiles][4], uint32_t a_tile, int a_row0,
                                                             uint32_t b_tile, int b_col0, int lane) {
-  static_assert(NTiles % 2 == 0, "one ldmatrix.x4 gives two n8 tiles");
-  static_assert(KSteps * ATTN_BWD_MMA_K <= ATile::COLUMNS && KSteps * ATTN_BWD_MMA_K <= BTile::ROWS, "k range");
-  const uint32_t a_lane = a_tile + ATile::offset(a_row0 + attn_bwd_a_lane_row(lane), attn_bwd_a_lane_col(lane));
-  const uint32_t b_lane = b_tile + BTile::offset(attn_bwd_b_lane_row(lane), b_col0 + attn_bwd_b_lane_col(lane));
-#pragma unroll
-  for (int kk = 0; kk < KSteps; ++kk) {
-    uint32_t a[4];
-    ldmatrix_x4_shared(a, a_lane + ATile::offset(0, kk * ATTN_BWD_MMA_K), false);
-#pragma unroll
-    for (int pair = 0; pair < NTiles / 2; ++pair) {
-      uint32_t b[4];
-      ldmatrix_x4_shared(b, b_lane + BTile::offset(kk * ATTN_BWD_MMA_K, pair * 2 * ATTN_BWD_MMA_N), true);
-      attn_bwd_mma_16816<IsBf16>(acc[2 * pair], a, b[0], b[1]);
-      attn_bwd_mma_16816<IsBf16>(acc[2 * pair + 1], a, b[2], b[3]);
-    }
-  }
+  attn_bwd_warp_mma<IsBf16, false, NTiles, KSteps, ATile, BTile>(acc, a_tile, a_row0, b_tile, b_col0, lane);
 }
 
 /* Rows [0, Tile::ROWS) of a tensor into a tile with cp.async: row r (r < valid_rows) starts at
