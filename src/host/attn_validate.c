@@ -478,15 +478,16 @@ flashc_status fc_combine_problem_make(const flashc_attn_combine_params* params, 
   p->lse_partial = params->lse_partial;
   p->o = params->o;
   p->lse = params->lse;
+  fc_combine_set_packed_partial_strides(p);
 #define FC_STRIDE_OR(value, packed) ((value) ? (value) : (packed))
-  p->o_partial_head_stride = FC_STRIDE_OR(params->o_partial_head_stride, dv);
-  p->o_partial_row_stride = FC_STRIDE_OR(params->o_partial_row_stride, heads * dv);
-  p->o_partial_batch_stride = FC_STRIDE_OR(params->o_partial_batch_stride, rows * heads * dv);
-  p->o_partial_split_stride = FC_STRIDE_OR(params->o_partial_split_stride, batch * rows * heads * dv);
-  p->lse_partial_row_stride = FC_STRIDE_OR(params->lse_partial_row_stride, 1);
-  p->lse_partial_head_stride = FC_STRIDE_OR(params->lse_partial_head_stride, rows);
-  p->lse_partial_batch_stride = FC_STRIDE_OR(params->lse_partial_batch_stride, heads * rows);
-  p->lse_partial_split_stride = FC_STRIDE_OR(params->lse_partial_split_stride, batch * heads * rows);
+  p->o_partial_head_stride = FC_STRIDE_OR(params->o_partial_head_stride, p->o_partial_head_stride);
+  p->o_partial_row_stride = FC_STRIDE_OR(params->o_partial_row_stride, p->o_partial_row_stride);
+  p->o_partial_batch_stride = FC_STRIDE_OR(params->o_partial_batch_stride, p->o_partial_batch_stride);
+  p->o_partial_split_stride = FC_STRIDE_OR(params->o_partial_split_stride, p->o_partial_split_stride);
+  p->lse_partial_row_stride = FC_STRIDE_OR(params->lse_partial_row_stride, p->lse_partial_row_stride);
+  p->lse_partial_head_stride = FC_STRIDE_OR(params->lse_partial_head_stride, p->lse_partial_head_stride);
+  p->lse_partial_batch_stride = FC_STRIDE_OR(params->lse_partial_batch_stride, p->lse_partial_batch_stride);
+  p->lse_partial_split_stride = FC_STRIDE_OR(params->lse_partial_split_stride, p->lse_partial_split_stride);
   p->o_head_stride = FC_STRIDE_OR(params->o_head_stride, dv);
   p->o_row_stride = FC_STRIDE_OR(params->o_row_stride, heads * dv);
   p->o_batch_stride = FC_STRIDE_OR(params->o_batch_stride, rows * heads * dv);

@@ -166,6 +166,21 @@ typedef struct fc_combine_problem {
   int after_forward;
 } fc_combine_problem;
 
+/* The packed partials layout, flashc_attn_combine's default and the one the split-KV forward
+ * writes into its workspace: o_partial (splits, batch, seqlen, heads, head_dim_v) and
+ * lse_partial (splits, batch, heads, seqlen), contiguous. Needs the five sizes set. */
+static inline void fc_combine_set_packed_partial_strides(fc_combine_problem* p) {
+  const int64_t batch = p->batch, rows = p->seqlen, heads = p->heads, dv = p->head_dim_v;
+  p->o_partial_head_stride = dv;
+  p->o_partial_row_stride = heads * dv;
+  p->o_partial_batch_stride = rows * heads * dv;
+  p->o_partial_split_stride = batch * rows * heads * dv;
+  p->lse_partial_row_stride = 1;
+  p->lse_partial_head_stride = rows;
+  p->lse_partial_batch_stride = heads * rows;
+  p->lse_partial_split_stride = batch * heads * rows;
+}
+
 /* GEMM, normalized so that D is always row-major (a column-major D is computed as
  * Dᵀ = Bᵀ·Aᵀ by swapping the operands and flipping their layouts). */
 typedef struct fc_gemm_problem {

@@ -515,7 +515,6 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
    * sequence's used length were not, and the combine skips them (cu_seqlens / seqused). */
   fc_combine_problem combine;
   memset(&combine, 0, sizeof combine);
-  const int64_t rows = p->seqlen_q, heads = p->heads_q, dv = p->head_dim_v;
   combine.out_dtype = p->out_dtype;
   combine.num_splits = splits;
   combine.batch = p->batch;
@@ -526,14 +525,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   combine.lse_partial = params.lse_partial;
   combine.o = p->o.data;
   combine.lse = p->lse;
-  combine.o_partial_head_stride = dv;
-  combine.o_partial_row_stride = heads * dv;
-  combine.o_partial_batch_stride = rows * heads * dv;
-  combine.o_partial_split_stride = p->batch * rows * heads * dv;
-  combine.lse_partial_row_stride = 1;
-  combine.lse_partial_head_stride = rows;
-  combine.lse_partial_batch_stride = heads * rows;
-  combine.lse_partial_split_stride = p->batch * heads * rows;
+  fc_combine_set_packed_partial_strides(&combine); /* the layout workspace_layout_for sized */
   combine.o_batch_stride = varlen_q ? 0 : p->o.batch_stride;
   combine.o_row_stride = p->o.row_stride;
   combine.o_head_stride = p->o.head_stride;
