@@ -50,11 +50,11 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.k_empty = sm.k_full + T::STAGES;
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
-  sm.tile = reinterpret_cast<int*>(sm.v_empty + T::STAGES);
-  sm.softmax_pins = sm.tile + 1;
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + (1 + T::CONSUMER_THREADS / 32) * sizeof(int) <=
+  sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES);
+  sm.softmax_pins = reinterpret_cast<int*>(sm.job + 1);
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + sizeof(attn_fwd_job) + T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     ATTN_FWD_SMEM_BARRIER_BYTES,
-                "barrier space: barriers, the tile word and the softmax pins");
+                "barrier space: barriers, the handed-over job and the softmax pins");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);
@@ -89,16 +89,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_softmax_rows rows;
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
-      mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and its index in sm.tile */
+      mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
       state.q_phase ^= 1u;
-      const int linear = *static_cast<volatile int*>(sm.tile);
-      if (linear >= params.tile_count) break;
-      const attn_fwd_tile_coord tile = attn_fwd_tile_at(params, linear);
-      const attn_fwd_sequence seq = attn_fwd_sequence_of(params, tile.batch);
+      if (sm.job->linear >= params.tile_count) break;
+      const attn_fwd_tile_coord tile = sm.job->tile;
+      const attn_fwd_sequence seq = sm.job->seq;
       const int m0 = tile.m_block * T::BLOCK_M;
-      int first, end;
-      attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(params, seq, m0, &first, &end);
-      attn_fwd_split_key_blocks(params, tile.split, &first, &end);
+      const int first = sm.job->first, end = sm.job->end;
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
     }

@@ -38,9 +38,21 @@
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ring.cuh"
 
+/* A tile as the producer hands it to the consumers beside its Q (in shared memory, written
+ * before q_full's arrival, read after its wait): the index, and what the producer derived
+ * from it — coordinates, the sequence's geometry and the key blocks to visit — so that the
+ * consumers repeat none of the per-tile integer divisions or varlen loads. linear ≥
+ * tile_count ends the work (the other fields are then not written). */
+struct attn_fwd_job {
+  int linear;
+  attn_fwd_tile_coord tile;
+  attn_fwd_sequence seq;
+  int first, end; /* key blocks [first, end) of the tile (of its split) */
+};
+
 /* Pointers into the CTA's shared memory. */
 struct attn_fwd_smem {
-  int* tile;  /* the index of the tile whose Q q_full announces (attn_fwd_scheduler.cuh) */
+  attn_fwd_job* job; /* the tile whose Q q_full announces, decoded (attn_fwd_scheduler.cuh) */
   uint8_t* q;
   uint8_t* o; /* O staging: its own buffer, or Q's (attn_fwd_tile::O_SEPARATE) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
@@ -106,9 +118,9 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
   for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
-    if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the tile word */
+    if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the job */
       mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-      *sm.tile = linear;
+      sm.job->linear = linear;
       mbarrier_arrive(sm.q_full);
       break;
     }
@@ -132,8 +144,12 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     };
     if (end > first) load_k(end - 1);
     mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-    *sm.tile = linear;
-    mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES);
+    sm.job->linear = linear;
+    sm.job->tile = tile;
+    sm.job->seq = seq;
+    sm.job->first = first;
+    sm.job->end = end;
+    mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES); /* (releases the job's stores) */
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
       tma_load_5d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, 0,
