@@ -1,13 +1,20 @@
 /*
- * gemm_epilogue.cuh — the per-element GEMM epilogue every GEMM kernel shares:
+ * gemm_epilogue.cuh — what every GEMM kernel's epilogue shares: the per-element formula
  *   x = alpha · scale_a · scale_b · acc + beta · C + bias,  D = act(x)
- * (flashc_gemm_params in include/flashc.h). Kernels read the scales once (they are device
- * scalars) and fold them into one `acc_scale`.
+ * (flashc_gemm_params in include/flashc.h; kernels read the scales once, they are device
+ * scalars, and fold them into one `acc_scale`), and element access to C, D and bias in the
+ * output dtype `Out` (a flashc_dtype: FP32, FP16 or BF16) — one, two or four consecutive
+ * elements, the wider forms on 2- or 4-element aligned addresses.
  */
 #ifndef FLASHC_KERNELS_GEMM_EPILOGUE_CUH
 #define FLASHC_KERNELS_GEMM_EPILOGUE_CUH
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
 #include "flashc.h"
+#include "kernels/common/ptx_misc.cuh" /* pack_f16x2, pack_bf16x2 */
 
 /* GELU, tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as cuBLASLt's epilogue. */
 #define FC_GELU_CUBIC_COEFFICIENT 0.044715f
@@ -21,6 +28,75 @@ static __device__ __forceinline__ float fc_gemm_activation(float x, flashc_activ
       return 0.5f * x * (1.0f + tanhf(inner));
     }
     default: return x;
+  }
+}
+
+/* Two consecutive elements of dtype `Out` at `base + index` (2-element aligned). */
+template <int Out>
+static __device__ __forceinline__ float2 gemm_load_pair(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    return *reinterpret_cast<const float2*>(static_cast<const float*>(base) + index);
+  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+    return __half22float2(*reinterpret_cast<const __half2*>(static_cast<const __half*>(base) + index));
+  } else {
+    return __bfloat1622float2(
+        *reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(base) + index));
+  }
+}
+
+template <int Out>
+static __device__ __forceinline__ float gemm_load_one(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) return static_cast<const float*>(base)[index];
+  else if constexpr (Out == FLASHC_DTYPE_FP16) return __half2float(static_cast<const __half*>(base)[index]);
+  else return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]);
+}
+
+template <int Out>
+static __device__ __forceinline__ void gemm_store_pair(void* base, int64_t index, float x0, float x1) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    *reinterpret_cast<float2*>(static_cast<float*>(base) + index) = make_float2(x0, x1);
+  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+    *reinterpret_cast<uint32_t*>(static_cast<__half*>(base) + index) = pack_f16x2(x0, x1);
+  } else {
+    *reinterpret_cast<uint32_t*>(static_cast<__nv_bfloat16*>(base) + index) = pack_bf16x2(x0, x1);
+  }
+}
+
+template <int Out>
+static __device__ __forceinline__ void gemm_store_one(void* base, int64_t index, float x) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) static_cast<float*>(base)[index] = x;
+  else if constexpr (Out == FLASHC_DTYPE_FP16) static_cast<__half*>(base)[index] = __float2half_rn(x);
+  else static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16_rn(x);
+}
+
+/* Four consecutive elements (4-element aligned). */
+template <int Out>
+static __device__ __forceinline__ float4 gemm_load_quad(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    return *reinterpret_cast<const float4*>(static_cast<const float*>(base) + index);
+  } else {
+    const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + index);
+    float2 low, high;
+    if constexpr (Out == FLASHC_DTYPE_FP16) {
+      low = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
+      high = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
+    } else {
+      low = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
+      high = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
+    }
+    return make_float4(low.x, low.y, high.x, high.y);
+  }
+}
+
+template <int Out>
+static __device__ __forceinline__ void gemm_store_quad(void* base, int64_t index, float4 x) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    *reinterpret_cast<float4*>(static_cast<float*>(base) + index) = x;
+  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + index) = make_uint2(pack_f16x2(x.x, x.y), pack_f16x2(x.z, x.w));
+  } else {
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(base) + index) =
+        make_uint2(pack_bf16x2(x.x, x.y), pack_bf16x2(x.z, x.w));
   }
 }
 

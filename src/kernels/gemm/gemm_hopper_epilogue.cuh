@@ -55,44 +55,6 @@ struct gemm_out_traits {
   static constexpr int CHUNK_COLUMNS = 128 / BYTES; /* one 128-byte staging row */
 };
 
-/* Two consecutive elements of dtype `Out` at `base + index` (2-element aligned). */
-template <int Out>
-static __device__ __forceinline__ float2 gemm_load_pair(const void* base, int64_t index) {
-  if constexpr (Out == FLASHC_DTYPE_FP32) {
-    return *reinterpret_cast<const float2*>(static_cast<const float*>(base) + index);
-  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
-    return __half22float2(*reinterpret_cast<const __half2*>(static_cast<const __half*>(base) + index));
-  } else {
-    return __bfloat1622float2(
-        *reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(base) + index));
-  }
-}
-
-template <int Out>
-static __device__ __forceinline__ float gemm_load_one(const void* base, int64_t index) {
-  if constexpr (Out == FLASHC_DTYPE_FP32) return static_cast<const float*>(base)[index];
-  else if constexpr (Out == FLASHC_DTYPE_FP16) return __half2float(static_cast<const __half*>(base)[index]);
-  else return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]);
-}
-
-template <int Out>
-static __device__ __forceinline__ void gemm_store_pair(void* base, int64_t index, float x0, float x1) {
-  if constexpr (Out == FLASHC_DTYPE_FP32) {
-    *reinterpret_cast<float2*>(static_cast<float*>(base) + index) = make_float2(x0, x1);
-  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
-    *reinterpret_cast<uint32_t*>(static_cast<__half*>(base) + index) = pack_f16x2(x0, x1);
-  } else {
-    *reinterpret_cast<uint32_t*>(static_cast<__nv_bfloat16*>(base) + index) = pack_bf16x2(x0, x1);
-  }
-}
-
-template <int Out>
-static __device__ __forceinline__ void gemm_store_one(void* base, int64_t index, float x) {
-  if constexpr (Out == FLASHC_DTYPE_FP32) static_cast<float*>(base)[index] = x;
-  else if constexpr (Out == FLASHC_DTYPE_FP16) static_cast<__half*>(base)[index] = __float2half_rn(x);
-  else static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16_rn(x);
-}
-
 /* Stores into this CTA's shared memory (st.shared, not generic stores). */
 static __device__ __forceinline__ void gemm_st_shared_b32(uint32_t address, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(address), "r"(value) : "memory");

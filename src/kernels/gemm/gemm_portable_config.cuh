@@ -21,8 +21,9 @@
  * per SM) 323, 128×256×128 with 2 stages 329: BLOCK_K = 64 (one barrier per four k16 steps
  * instead of two) is the step that paid; tile shape and stage count beyond it are within
  * noise, so the 3-stage form that also fits the A100's 164 KB stays. The small tile is
- * 128×128×32 with 4 stages (4 warps, 64 KB, two blocks per SM): it fits every sm_80+ part
- * (Ada and consumer Ampere opt in to 99 KB) and doubles the tiles of small problems.
+ * 128×128×32 with 4 stages (4 warps, 64 KB of ring, 68 KB with the epilogue's staging tile,
+ * two blocks per SM): it fits every sm_80+ part (Ada and consumer Ampere opt in to 99 KB)
+ * and doubles the tiles of small problems.
  */
 #ifndef FLASHC_KERNELS_GEMM_PORTABLE_CONFIG_CUH
 #define FLASHC_KERNELS_GEMM_PORTABLE_CONFIG_CUH
@@ -70,7 +71,14 @@ struct gemm_portable_tile {
   static constexpr int A_STAGE_ELEMENTS = BLOCK_M * BLOCK_K;
   static constexpr int B_STAGE_ELEMENTS = BLOCK_K * BLOCK_N;
   static constexpr int STAGE_BYTES = (A_STAGE_ELEMENTS + B_STAGE_ELEMENTS) * ELEMENT_BYTES;
-  static constexpr int SHARED_BYTES = STAGES * STAGE_BYTES;
+  static constexpr int RING_BYTES = STAGES * STAGE_BYTES;
+  /* The epilogue stages the fp32 tile in the same shared memory (gemm_portable_epilogue.cuh):
+   * rows padded by 8 floats, so a half-warp's fragment stores (rows g = 0..3, column pairs
+   * 2q) fall in 32 different banks: (8g + 2q) mod 32. */
+  static constexpr int STAGING_ROW_PAD = 8;
+  static constexpr int STAGING_ROW_FLOATS = BLOCK_N + STAGING_ROW_PAD;
+  static constexpr int STAGING_BYTES = BLOCK_M * STAGING_ROW_FLOATS * 4;
+  static constexpr int SHARED_BYTES = RING_BYTES > STAGING_BYTES ? RING_BYTES : STAGING_BYTES;
   static constexpr int A_CHUNKS = A_STAGE_ELEMENTS / CHUNK_ELEMENTS; /* cp.async per stage */
   static constexpr int B_CHUNKS = B_STAGE_ELEMENTS / CHUNK_ELEMENTS;
   static constexpr int A_CHUNKS_PER_THREAD = A_CHUNKS / THREADS;
@@ -116,7 +124,8 @@ struct gemm_portable_args {
                                     epilogue: it costs nothing in the main loop) */
   flashc_activation activation;
   int bias_per_row;  /* bias indexed by D's row (after a host swap) instead of its column */
-  int pair_stores;   /* D and C rows hold 2-element pairs at even columns: vector stores/loads */
+  int quad_access;   /* D, C and a per-column bias allow 4-element vector accesses at columns
+                        n0 + 4j (gemm_portable_epilogue.cuh) */
 };
 
 /* One launcher per (input dtype, tile) translation unit; each covers the four operand

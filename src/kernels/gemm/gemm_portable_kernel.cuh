@@ -64,7 +64,8 @@ __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
   const size_t d_bytes = args.d_dtype == FLASHC_DTYPE_FP32 ? 4 : 2;
   void* d = static_cast<unsigned char*>(args.d) + batch * args.stride_d * d_bytes;
   const void* c = args.c ? static_cast<const unsigned char*>(args.c) + batch * args.stride_c * d_bytes : nullptr;
-  gemm_portable_epilogue<Tile>(acc, args, c, d, m0, n0);
+  __syncthreads(); /* every warp's last ldmatrix is done: the epilogue reuses the ring */
+  gemm_portable_epilogue<Tile>(acc, shared, args, c, d, m0, n0);
 }
 
 /* Sets the dynamic shared-memory limit (above the default 48 KB) once per handle and launches
