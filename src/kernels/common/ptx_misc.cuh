@@ -397,6 +397,17 @@ static __device__ __forceinline__ void cp_async_16_partial(uint32_t smem_dst, co
 #endif
 }
 
+/* 16-byte global→shared copy, all of it in bounds (no source size, no zero fill): the form
+ * for chunks known to lie inside the matrix.
+ *   cp.async.cg.shared.global [dst], [src], 16; */
+static __device__ __forceinline__ void cp_async_16_whole(uint32_t smem_dst, const void* global_src) {
+#if FC_PTX_HAS_SM80
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_dst), "l"(global_src) : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
 /* The ldmatrix forms above on a 32-bit shared address (saves the generic→shared
  * conversion per call). ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 {r0..r3}, [addr]; */
 static __device__ __forceinline__ void ldmatrix_x4_shared(uint32_t (&r)[4], uint32_t address, bool transpose) {

@@ -29,6 +29,8 @@
 
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "kernels/common/ptx_misc.cuh"
 #include "kernels/gemm/gemm_portable_config.cuh"
 
@@ -88,6 +90,27 @@ struct operand_copy {
     shared_offset = KMajor ? tile::offset(row, col) : tile::offset(col, row);
   }
 
+  /* Steps to the next slice: BLOCK_K columns (K-major) or BLOCK_K rows = a whole number of
+   * chunk steps (derived, not stored: one 64-bit register pair less in the main loop). */
+  __device__ __forceinline__ void advance() {
+    source += KMajor ? static_cast<int64_t>(BlockK) : chunk_step * (BlockK / ROW_STEP);
+    if (KMajor)
+      contiguous_left -= BlockK;
+    else
+      first_row_left -= BlockK;
+  }
+
+  /* The copies of the current slice when all of it lies inside the matrix (an interior tile,
+   * a slice before K's end): no bounds, no zero fill — a third of the main loop's
+   * instructions were the general form's bounds and byte counts (ncu, H200). */
+  __device__ __forceinline__ void copy_whole_and_advance(uint32_t smem_tile) {
+#pragma unroll
+    for (int j = 0; j < CHUNKS_PER_THREAD; ++j)
+      cp_async_16_whole(smem_tile + shared_offset + static_cast<uint32_t>(j * ROW_STEP * tile::ROW_CHUNKS * CHUNK_BYTES),
+                        source + j * chunk_step);
+    advance();
+  }
+
   /* Issues the copies of the current slice into the tile at smem_tile, then steps to the next. */
   __device__ __forceinline__ void copy_and_advance(uint32_t smem_tile, const uint16_t* matrix) {
     int bytes_in_row = contiguous_left < 0 ? 0 : (contiguous_left > CHUNK_ELEMENTS ? CHUNK_ELEMENTS : contiguous_left);
@@ -100,13 +123,7 @@ struct operand_copy {
       cp_async_16_partial(smem_tile + shared_offset + static_cast<uint32_t>(j * ROW_STEP * tile::ROW_CHUNKS * CHUNK_BYTES),
                           chunk_source, bytes);
     }
-    /* Next slice: BLOCK_K columns (K-major) or BLOCK_K rows = a whole number of chunk steps
-     * (derived, not stored: one 64-bit register pair less in the main loop). */
-    source += KMajor ? static_cast<int64_t>(BlockK) : chunk_step * (BlockK / ROW_STEP);
-    if (KMajor)
-      contiguous_left -= BlockK;
-    else
-      first_row_left -= BlockK;
+    advance();
   }
 };
 
@@ -192,9 +209,17 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
   operand_copy<Tile::BLOCK_N, Tile::BLOCK_K, BKMajor, Tile::THREADS> b_copy;
   a_copy.init(a, lda, m0, m, k);
   b_copy.init(b, ldb, n0, n, k);
+  /* Slices 0 .. whole_k_tiles-1 lie wholly inside both matrices (the tile is inside M and N,
+   * and the slice ends at or before K): their copies need no bounds (copy_whole_and_advance). */
+  const bool interior_tile = m0 + Tile::BLOCK_M <= m && n0 + Tile::BLOCK_N <= n;
+  const int whole_k_tiles = interior_tile ? k / Tile::BLOCK_K : 0;
   auto copy_slice = [&](int stage) {
     a_copy.copy_and_advance(a_stage(stage), a);
     b_copy.copy_and_advance(b_stage(stage), b);
+  };
+  auto copy_whole_slice = [&](int stage) {
+    a_copy.copy_whole_and_advance(a_stage(stage));
+    b_copy.copy_whole_and_advance(b_stage(stage));
   };
 
 #pragma unroll
@@ -223,7 +248,9 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
   load_a_fragments<Tile, AKMajor>(a_fragments[0], a_stage(0), warp_m0, 0, lane);
   load_b_fragments<Tile, BKMajor>(b_fragments[0], b_stage(0), warp_n0, 0, lane);
 
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+  /* One slice of the main loop: Tile::K_STEPS k16 steps; at the first, the copy of slice
+   * k_tile + STAGES - 1 into the buffer the previous slice used (bounds-free when Whole). */
+  auto multiply_slice = [&](int k_tile, auto whole) {
 #pragma unroll
     for (int kk = 0; kk < Tile::K_STEPS; ++kk) {
       if (kk == Tile::K_STEPS - 1) {
@@ -240,8 +267,11 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
       load_b_fragments<Tile, BKMajor>(b_fragments[(kk + 1) % 2], b_stage(read_stage), warp_n0, next_kk, lane);
       if (kk == 0) {
         /* Refill the buffer the previous slice used (freed by last tile's barrier). */
-        const int k_tile_next = k_tile + STAGES - 1;
-        if (k_tile_next < k_tiles) copy_slice(write_stage);
+        if constexpr (decltype(whole)::value) {
+          copy_whole_slice(write_stage);
+        } else {
+          if (k_tile + STAGES - 1 < k_tiles) copy_slice(write_stage);
+        }
         cp_async_commit_group();
         write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
       }
@@ -251,7 +281,13 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
         for (int ni = 0; ni < Tile::MMA_TILES_N; ++ni)
           mma_16816<IsBf16>(acc[mi][ni], a_fragments[kk % 2][mi], b_fragments[kk % 2][ni]);
     }
-  }
+  };
+  /* Two loops, not one with a branch per slice: with the branch, the compiler predicated
+   * both copy forms and computed the general form's bounds anyway. The first loop runs while
+   * the slice it copies is whole; the second finishes (tails, edge tiles: all of them). */
+  int k_tile = 0;
+  for (; k_tile + STAGES - 1 < whole_k_tiles; ++k_tile) multiply_slice(k_tile, std::true_type{});
+  for (; k_tile < k_tiles; ++k_tile) multiply_slice(k_tile, std::false_type{});
   /* No copy may still target shared memory when the block exits or reuses it. */
   cp_async_wait_group<0>();
 }
