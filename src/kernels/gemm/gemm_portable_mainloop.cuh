@@ -209,10 +209,14 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
   operand_copy<Tile::BLOCK_N, Tile::BLOCK_K, BKMajor, Tile::THREADS> b_copy;
   a_copy.init(a, lda, m0, m, k);
   b_copy.init(b, ldb, n0, n, k);
+  /* The second loop costs registers: ptxas (CUDA 13.0) spills with it when A is MN-major
+   * (sm_80 and sm_90, up to 128 bytes, partly inside the loops) and, for the 128×128 tile,
+   * when B is MN-major (8 bytes). Those layouts keep the single bounds-checked loop. */
+  constexpr bool WHOLE_SLICE_LOOP = AKMajor && (BKMajor || Tile::BLOCK_N == 256);
   /* Slices 0 .. whole_k_tiles-1 lie wholly inside both matrices (the tile is inside M and N,
    * and the slice ends at or before K): their copies need no bounds (copy_whole_and_advance). */
   const bool interior_tile = m0 + Tile::BLOCK_M <= m && n0 + Tile::BLOCK_N <= n;
-  const int whole_k_tiles = interior_tile ? k / Tile::BLOCK_K : 0;
+  const int whole_k_tiles = WHOLE_SLICE_LOOP && interior_tile ? k / Tile::BLOCK_K : 0;
   auto copy_slice = [&](int stage) {
     a_copy.copy_and_advance(a_stage(stage), a);
     b_copy.copy_and_advance(b_stage(stage), b);
@@ -286,7 +290,8 @@ static __device__ __forceinline__ void gemm_portable_mainloop(float (&acc)[Tile:
    * both copy forms and computed the general form's bounds anyway. The first loop runs while
    * the slice it copies is whole; the second finishes (tails, edge tiles: all of them). */
   int k_tile = 0;
-  for (; k_tile + STAGES - 1 < whole_k_tiles; ++k_tile) multiply_slice(k_tile, std::true_type{});
+  if constexpr (WHOLE_SLICE_LOOP)
+    for (; k_tile + STAGES - 1 < whole_k_tiles; ++k_tile) multiply_slice(k_tile, std::true_type{});
   for (; k_tile < k_tiles; ++k_tile) multiply_slice(k_tile, std::false_type{});
   /* No copy may still target shared memory when the block exits or reuses it. */
   cp_async_wait_group<0>();
