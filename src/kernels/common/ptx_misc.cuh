@@ -205,6 +205,18 @@ static __device__ __forceinline__ void stmatrix_x4(void* row_address, const uint
 #endif
 }
 
+/* stmatrix_x4 on a 32-bit shared address (no generic→shared conversion per call).
+ *   stmatrix.sync.aligned.m8n8.x4.shared.b16 [row_address], {r0, r1, r2, r3}; */
+static __device__ __forceinline__ void stmatrix_x4_shared(uint32_t row_address, const uint32_t (&r)[4]) {
+#if FC_PTX_HAS_SM90
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
+               ::"r"(row_address), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
 /* stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [row_address], {r0, r1, r2, r3}; */
 static __device__ __forceinline__ void stmatrix_x4_trans(void* row_address, const uint32_t (&r)[4]) {
 #if FC_PTX_HAS_SM90
