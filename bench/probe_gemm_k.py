@@ -5,11 +5,14 @@ the main loop's cost per K (the slope). Used to find where the portable GEMM los
 
     python3 bench/probe_gemm_k.py [--algo portable|hopper|auto] [--mn 8192] [--dtype bf16]
                                   [--k 1024,2048,4096,8192,16384] [--tile 128x256] [--once K]
+                                  [--epilogue plain|bias_gelu|c]
 
 Per K: TFLOP/s of flashc and torch, the ratio, and flashc's microseconds per wave of tiles
 (one tile per SM: tiles / SMs waves, the last partial wave counted whole); then the
 least-squares line µs/wave = fixed + slope·K and the TFLOP/s the slope alone would give.
 --once K runs one call at that K and exits (for a profiler: ncu -k regex:gemm_portable -c 1).
+--epilogue adds a bias and GELU (torch: matmul + bias + gelu(tanh), three kernels) or C with
+beta = 1 (torch: addmm) to both sides.
 """
 import argparse
 import math
@@ -33,27 +36,45 @@ def main():
     ap.add_argument("--k", default="1024,2048,4096,8192,16384")
     ap.add_argument("--tile", default="128x256", help="the tile the heuristic picks (for waves)")
     ap.add_argument("--once", type=int, default=0)
+    ap.add_argument("--epilogue", default="plain", choices=["plain", "bias_gelu", "c"])
     args = ap.parse_args()
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float16
     mn = args.mn
+    bias = torch.randn(mn, device="cuda", dtype=dtype)
+    c = torch.randn(mn, mn, device="cuda", dtype=dtype)
+
+    def flashc_call(a, w):
+        if args.epilogue == "bias_gelu":
+            return flashc.gemm(a, w.t(), bias=bias, activation="gelu", algo=args.algo)
+        if args.epilogue == "c":
+            return flashc.gemm(a, w.t(), c=c, beta=1.0, algo=args.algo)
+        return flashc.gemm(a, w.t(), algo=args.algo)
+
+    def torch_call(a, w):
+        if args.epilogue == "bias_gelu":
+            return torch.nn.functional.gelu(torch.matmul(a, w.t()) + bias, approximate="tanh")
+        if args.epilogue == "c":
+            return torch.addmm(c, a, w.t())
+        return torch.matmul(a, w.t())
+
     if args.once:
         a = torch.randn(mn, args.once, device="cuda", dtype=dtype)
         w = torch.randn(mn, args.once, device="cuda", dtype=dtype)
-        flashc.gemm(a, w.t(), algo=args.algo)
+        flashc_call(a, w)
         torch.cuda.synchronize()
         return
     tile_m, tile_n = (int(x) for x in args.tile.split("x"))
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     waves = math.ceil(math.ceil(mn / tile_m) * math.ceil(mn / tile_n) / sms)
-    print(f"{torch.cuda.get_device_name(0)}; {args.algo} {args.dtype} M = N = {mn}; {waves} waves of {sms} "
-          f"{args.tile} tiles")
+    print(f"{torch.cuda.get_device_name(0)}; {args.algo} {args.dtype} M = N = {mn}, epilogue {args.epilogue}; "
+          f"{waves} waves of {sms} {args.tile} tiles")
     print(f"{'K':>6} {'flashc TF/s':>12} {'torch TF/s':>11} {'ratio':>6} {'us/wave':>8}")
     points = []
     for k in (int(x) for x in args.k.split(",")):
         a = torch.randn(mn, k, device="cuda", dtype=dtype)
         w = torch.randn(mn, k, device="cuda", dtype=dtype)
-        ms_f = time_cuda(lambda: flashc.gemm(a, w.t(), algo=args.algo), 3, 15)
-        ms_t = time_cuda(lambda: torch.matmul(a, w.t()), 3, 15)
+        ms_f = time_cuda(lambda: flashc_call(a, w), 3, 15)
+        ms_t = time_cuda(lambda: torch_call(a, w), 3, 15)
         flop = 2.0 * mn * mn * k
         us_wave = ms_f * 1000.0 / waves
         points.append((k, us_wave))

@@ -5,17 +5,19 @@
  * column-major D into a row-major Dᵀ). The accumulator fragment (ptx_wgmma.cuh): a thread holds
  * columns 8j + 2q, +1 of rows g and g + 8 of its warp's 16 rows (g = lane/4, q = lane%4).
  *
- * Two ways out:
- *   TMA store (D 16-byte aligned, ldd and stride_d multiples of 16 bytes): the tile leaves in
+ * Three ways out:
+ *   general (C, bias or an activation; any D): through the staging buffers as fp32, finished
+ *     row by row in a compact loop with vector loads and stores (gemm_hopper_store_general);
+ *   plain (none of those) with a TMA store (D 16-byte aligned, ldd and stride_d multiples of
+ *     16 bytes, rows of whole 16-byte granules): the tile leaves in
  *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
  *     one of two 128B-swizzled staging buffers of the warpgroup (conflict-free: the 8 rows of a
  *     warp store land in 8 different 16-byte bank groups), published with
  *     fence.proxy.async + a warpgroup named barrier, and stored by one thread with a TMA tile
  *     store (rows/columns past M/N dropped by the hardware; start coordinates always >= 0).
  *     The issuing thread waits (bulk wait_group.read 1) before a buffer is rewritten.
- *   direct (any other D): 2-element vector stores straight from registers when D's base,
- *     ldd and stride_d allow, single elements otherwise, with bounds checks.
- * C is read from global memory with the fragment's pattern in both cases.
+ *   plain direct (any other D): 2-element vector stores straight from registers when D's
+ *     base, ldd and stride_d allow, single elements otherwise, with bounds checks.
  * Check: tests/gpu/gpu_gemm.c (alpha/beta, bias both ways, relu/gelu, every output dtype,
  * odd leading dimensions, tails).
  */
@@ -42,8 +44,8 @@ struct gemm_hopper_epilogue_args {
   int bias_per_row;
   int activation;   /* flashc_activation */
   int d_tma;        /* 1: store through shared memory + TMA (map_d valid) */
-  int d_pairs;      /* direct path: D allows 2-element vector stores */
-  int c_pairs;      /* C allows 2-element vector loads */
+  int d_pairs;      /* plain direct path: D allows 2-element vector stores */
+  int quads;        /* general path: D, C and a per-column bias allow 4-element vector access */
   float alpha, beta;
   const float* scale_a; /* NULL = 1 */
   const float* scale_b;
@@ -63,38 +65,9 @@ static __device__ __forceinline__ void gemm_st_shared_v2_f32(uint32_t address, f
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(address), "f"(x0), "f"(x1) : "memory");
 }
 
-/* x0, x1 (columns col, col + 1 of `row`) through beta·C, bias and the activation. */
-template <int Out>
-static __device__ __forceinline__ void gemm_epilogue_pair(const gemm_hopper_epilogue_args& e, int64_t c_row, int row,
-                                                          int col, bool pair, float& x0, float& x1) {
-  if (e.c) {
-    if (pair && e.c_pairs) {
-      const float2 c = gemm_load_pair<Out>(e.c, c_row + col);
-      x0 = fmaf(e.beta, c.x, x0);
-      x1 = fmaf(e.beta, c.y, x1);
-    } else {
-      x0 = fmaf(e.beta, gemm_load_one<Out>(e.c, c_row + col), x0);
-      if (pair) x1 = fmaf(e.beta, gemm_load_one<Out>(e.c, c_row + col + 1), x1);
-    }
-  }
-  if (e.bias) {
-    if (e.bias_per_row) {
-      const float b = gemm_load_one<Out>(e.bias, row);
-      x0 += b;
-      x1 += b;
-    } else {
-      x0 += gemm_load_one<Out>(e.bias, col);
-      if (pair) x1 += gemm_load_one<Out>(e.bias, col + 1);
-    }
-  }
-  if (e.activation != FLASHC_ACTIVATION_NONE) {
-    x0 = fc_gemm_activation(x0, static_cast<flashc_activation>(e.activation));
-    x1 = fc_gemm_activation(x1, static_cast<flashc_activation>(e.activation));
-  }
-}
-
-/* Direct stores: rows row0 .. row0+63, columns col0 .. col0+BlockN-1; `thread` in 0..127. */
-template <int Out, int BlockN, bool Plain>
+/* Plain direct stores (no C, bias or activation; a D the TMA store cannot take): rows row0 ..
+ * row0+63, columns col0 .. col0+BlockN-1; `thread` in 0..127. */
+template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hopper_epilogue_args& e,
                                                                 const float (&acc)[BlockN / 2], float acc_scale,
                                                                 int batch, int row0, int col0, int thread) {
@@ -102,20 +75,17 @@ static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hoppe
   const int row_base = row0 + 16 * warp + lane / 4;
   const int col_base = col0 + 2 * (lane % 4);
   const int64_t d_batch = static_cast<int64_t>(batch) * e.stride_d;
-  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = row_base + 8 * half;
     if (row >= e.m) continue;
     const int64_t d_row = d_batch + static_cast<int64_t>(row) * e.ldd;
-    const int64_t c_row = c_batch + static_cast<int64_t>(row) * e.ldc;
 #pragma unroll
     for (int j = 0; j < BlockN / 8; ++j) {
       const int col = col_base + 8 * j;
       if (col >= e.n) continue;
       const bool pair = col + 1 < e.n;
-      float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
-      if constexpr (!Plain) gemm_epilogue_pair<Out>(e, c_row, row, col, pair, x0, x1);
+      const float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
       if (pair && e.d_pairs) {
         gemm_store_pair<Out>(e.d, d_row + col, x0, x1);
       } else {
@@ -126,9 +96,10 @@ static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hoppe
   }
 }
 
-/* Shared-memory staging + TMA store. `staging`: this warpgroup's 2 buffers (1024-aligned);
- * `chunk_counter`: chunks this warpgroup has stored so far (selects the buffer). */
-template <int Out, int BlockN, bool Plain>
+/* Plain (no C, bias or activation) through shared-memory staging + TMA store. `staging`: this
+ * warpgroup's 2 buffers (1024-aligned); `chunk_counter`: chunks this warpgroup has stored so
+ * far (selects the buffer). */
+template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
                                                              const CUtensorMap* map_d,
                                                              const float (&acc)[BlockN / 2], float acc_scale,
@@ -141,7 +112,6 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
   const int g = lane / 4, q = lane % 4;
-  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
   const bool issuer = thread == 0;
 #pragma unroll
   for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
@@ -155,22 +125,11 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int local_row = 16 * warp + g + 8 * half;
-      const int row = row0 + local_row;
-      const int64_t c_row = c_batch + static_cast<int64_t>(row) * e.ldc;
 #pragma unroll
       for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
         const int j = chunk * J_PER_CHUNK + jj;
         const int local_col = 8 * jj + 2 * q;
-        const int col = chunk_col0 + local_col;
-        float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
-        if constexpr (!Plain) {
-          if ((e.c || e.bias) && row < e.m && col < e.n)
-            gemm_epilogue_pair<Out>(e, c_row, row, col, col + 1 < e.n, x0, x1);
-          else if (e.activation != FLASHC_ACTIVATION_NONE) {
-            x0 = fc_gemm_activation(x0, static_cast<flashc_activation>(e.activation));
-            x1 = fc_gemm_activation(x1, static_cast<flashc_activation>(e.activation));
-          }
-        }
+        const float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
         const uint32_t address =
             buffer_address + smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + local_col * BYTES);
         if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_f32(address, x0, x1);
@@ -188,10 +147,105 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   }
 }
 
+/* The general epilogue (C, bias or an activation; any D), in chunks of 64 fp32 columns: the
+ * warpgroup writes its chunk of scaled accumulators into both staging buffers (16 KB: two
+ * 128B-swizzled spans of 32 columns — conflict-free fragment writes), then each thread
+ * finishes four consecutive columns of one row at a time (rows 8 apart): one 16-byte shared
+ * load,
+ * beta·C, bias and the activation per element, one vector store (D and C quads, see
+ * gemm_hopper_epilogue_args.quads) or single elements at row ends and for unaligned matrices.
+ * The finishing loop is not unrolled: the per-element branches (C, bias, an inlined tanh for
+ * GELU) unrolled over the fragment made this path ~58k instructions per kernel — run once per
+ * tile, it missed the instruction cache throughout, as the portable GEMM's epilogue did. */
+template <int Out, int BlockN>
+static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopper_epilogue_args& e,
+                                                                 const float (&acc)[BlockN / 2], float acc_scale,
+                                                                 int batch, int row0, int col0, int thread,
+                                                                 uint8_t* staging, uint32_t barrier_id) {
+  constexpr int SPAN_COLUMNS = 128 / 4; /* fp32 columns per 128-byte swizzle span */
+  constexpr int CHUNK = GEMM_HOPPER_EPILOGUE_BUFFERS * SPAN_COLUMNS;
+  constexpr int QUADS_PER_ROW = CHUNK / 4;
+  constexpr int ROWS_PER_PASS = GEMM_HOPPER_WARPGROUP_THREADS / QUADS_PER_ROW;
+  static_assert(BlockN % CHUNK == 0, "whole chunks per tile row");
+  static_assert(GEMM_HOPPER_EPILOGUE_ROWS % ROWS_PER_PASS == 0, "whole passes");
+  if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
+  const int warp = thread / 32, lane = thread % 32;
+  const int g = lane / 4, q = lane % 4;
+  const uint32_t staging_address = smem_u32(staging);
+  /* Element (local_row, local_col) of a chunk in the staging buffers. */
+  auto staged = [&](int local_row, int local_col) {
+    return staging_address + (local_col / SPAN_COLUMNS) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES +
+           smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + (local_col % SPAN_COLUMNS) * 4u);
+  };
+  const int64_t d_batch = static_cast<int64_t>(batch) * e.stride_d;
+  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
+  const flashc_activation activation = static_cast<flashc_activation>(e.activation);
+  const int quad_col = (thread % QUADS_PER_ROW) * 4;
+#pragma unroll
+  for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
+    const int chunk_col0 = col0 + chunk * CHUNK;
+    if (chunk_col0 >= e.n) break; /* uniform */
+    /* Every thread is done reading the previous chunk (or tile) from the buffers. */
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+#pragma unroll
+      for (int jj = 0; jj < CHUNK / 8; ++jj) {
+        const int j = chunk * (CHUNK / 8) + jj;
+        gemm_st_shared_v2_f32(staged(16 * warp + g + 8 * half, 8 * jj + 2 * q), acc_scale * acc[4 * j + 2 * half],
+                              acc_scale * acc[4 * j + 2 * half + 1]);
+      }
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+
+    const int col = chunk_col0 + quad_col;
+    if (col >= e.n) continue; /* no barrier until the next chunk's first */
+    const bool quad = e.quads && col + 3 < e.n;
+    float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (e.bias && !e.bias_per_row) {
+      if (quad) {
+        const float4 b = gemm_load_quad<Out>(e.bias, col);
+        bias[0] = b.x, bias[1] = b.y, bias[2] = b.z, bias[3] = b.w;
+      } else {
+        for (int i = 0; i < 4 && col + i < e.n; ++i) bias[i] = gemm_load_one<Out>(e.bias, col + i);
+      }
+    }
+#pragma unroll 1
+    for (int local_row = thread / QUADS_PER_ROW; local_row < GEMM_HOPPER_EPILOGUE_ROWS; local_row += ROWS_PER_PASS) {
+      const int row = row0 + local_row;
+      if (row >= e.m) break;
+      float x[4];
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                   : "r"(staged(local_row, quad_col)));
+      const int64_t d_index = d_batch + static_cast<int64_t>(row) * e.ldd + col;
+      const int64_t c_index = c_batch + static_cast<int64_t>(row) * e.ldc + col;
+      const float row_bias = e.bias && e.bias_per_row ? gemm_load_one<Out>(e.bias, row) : 0.0f;
+      float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (e.c) {
+        if (quad) {
+          const float4 v = gemm_load_quad<Out>(e.c, c_index);
+          c[0] = v.x, c[1] = v.y, c[2] = v.z, c[3] = v.w;
+        } else {
+          for (int i = 0; i < 4 && col + i < e.n; ++i) c[i] = gemm_load_one<Out>(e.c, c_index + i);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        float value = e.c ? fmaf(e.beta, c[i], x[i]) : x[i];
+        if (e.bias) value += e.bias_per_row ? row_bias : bias[i];
+        x[i] = fc_gemm_activation(value, activation);
+      }
+      if (quad) {
+        gemm_store_quad<Out>(e.d, d_index, make_float4(x[0], x[1], x[2], x[3]));
+      } else {
+        for (int i = 0; i < 4 && col + i < e.n; ++i) gemm_store_one<Out>(e.d, d_index + i, x[i]);
+      }
+    }
+  }
+}
+
 /* Dispatches on the runtime output dtype, store path and epilogue kind (one branch per tile).
- * "Plain" (no C, no bias, no activation) gets its own compact code: the general per-element
- * branches, inlined between the stores, would otherwise spread the hot path over many
- * instruction-cache lines. */
+ * "Plain" (no C, no bias, no activation) gets its own compact code, TMA store or direct. */
 template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hopper_epilogue_args& e,
                                                                 const CUtensorMap* map_d,
@@ -200,17 +254,13 @@ static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hoppe
                                                                 uint8_t* staging, uint32_t barrier_id,
                                                                 uint32_t& chunk_counter) {
   const bool plain = !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;
-  if (e.d_tma) {
-    if (plain)
-      gemm_hopper_store_tma<Out, BlockN, true>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
-                                               barrier_id, chunk_counter);
-    else
-      gemm_hopper_store_tma<Out, BlockN, false>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
-                                                barrier_id, chunk_counter);
-  } else {
-    if (plain) gemm_hopper_store_direct<Out, BlockN, true>(e, acc, acc_scale, batch, row0, col0, thread);
-    else gemm_hopper_store_direct<Out, BlockN, false>(e, acc, acc_scale, batch, row0, col0, thread);
-  }
+  if (!plain)
+    gemm_hopper_store_general<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id);
+  else if (e.d_tma)
+    gemm_hopper_store_tma<Out, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id,
+                                       chunk_counter);
+  else
+    gemm_hopper_store_direct<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread);
 }
 
 template <int BlockN>

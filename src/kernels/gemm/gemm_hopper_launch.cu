@@ -104,9 +104,14 @@ bool tma_operand_ok(const char* name, const void* pointer, int64_t ld, int64_t b
   return true;
 }
 
-/* 2-element vector access to D or C: base, ld and batch stride all even (in elements). */
+/* `width`-element vector access to D or C: base, ld and batch stride all multiples of width
+ * (in elements). */
+bool vectors_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t element_bytes, int width) {
+  return aligned(pointer, width * element_bytes) && ld % width == 0 && batch_stride % width == 0;
+}
+
 bool pairs_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t element_bytes) {
-  return aligned(pointer, 2 * element_bytes) && ld % 2 == 0 && batch_stride % 2 == 0;
+  return vectors_ok(pointer, ld, batch_stride, element_bytes, 2);
 }
 
 /* D through shared memory + TMA store: 16-byte aligned base, ldd and stride_d, and rows of
@@ -239,7 +244,9 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
     if (status != FLASHC_STATUS_SUCCESS) return status;
   }
   params.epilogue.d_pairs = pairs_ok(p->d, p->ldd, p->stride_d, d_bytes);
-  params.epilogue.c_pairs = p->c ? pairs_ok(p->c, p->ldc, p->stride_c, d_bytes) : 0;
+  params.epilogue.quads = vectors_ok(p->d, p->ldd, p->stride_d, d_bytes, 4) &&
+                          (!p->c || vectors_ok(p->c, p->ldc, p->stride_c, d_bytes, 4)) &&
+                          (!p->bias || p->bias_per_row || aligned(p->bias, 4 * d_bytes));
 
   gemm_hopper_scheduler& s = params.scheduler;
   s.tiles_m = (p->m + tile.block_m - 1) / tile.block_m;
@@ -248,7 +255,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tile_count = s.tiles_per_batch * p->batch_count;
   params.k_tiles = (p->k + tile.block_k - 1) / tile.block_k;
 
-  gemm_hopper_epilogue_args& e = params.epilogue; /* d_tma, d_pairs, c_pairs set above */
+  gemm_hopper_epilogue_args& e = params.epilogue; /* d_tma, d_pairs, quads set above */
   e.d = p->d;
   e.c = p->c;
   e.bias = p->bias;
