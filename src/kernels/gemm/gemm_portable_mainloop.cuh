@@ -7,7 +7,9 @@
  *     BLOCK_K slice of A and of B; every slice is one commit group; STAGES slices are in
  *     flight (a ring of STAGES buffers, STAGES − 1 slices ahead of the one multiplied).
  *     Copies past M, N or K read fewer bytes (src-size) and the rest of the 16 bytes is
- *     zero-filled, so tails of every dimension need no other code: zeros add nothing.
+ *     zero-filled, so tails of every dimension need no other code: zeros add nothing. Slices
+ *     wholly inside both matrices (interior tiles, before K's end) skip those bounds: they
+ *     run in a first loop of their own with plain 16-byte copies (WHOLE_SLICE_LOOP).
  *   - shared layouts: each operand is kept in its global orientation. A K-major tile (A
  *     row-major, B column-major) is [MN][BLOCK_K] (rows of 64 bytes for BLOCK_K = 32, else
  *     whole 128-byte lines); an MN-major tile (A column-major, B row-major) is [BLOCK_K][MN]
