@@ -202,6 +202,23 @@ typedef struct fc_gemm_problem {
   int algo;
 } fc_gemm_problem;
 
+/* Can a GEMM epilogue read C / write D `width` elements at a time at columns that are
+ * multiples of width: base `pointer` aligned to width elements, leading dimension and batch
+ * stride (elements; pass 0 where the kernel ignores it) multiples of width? */
+static inline int fc_gemm_vectors_ok(const void* pointer, int64_t ld, int64_t batch_stride, size_t element_bytes,
+                                     int width) {
+  return (uintptr_t)pointer % (width * element_bytes) == 0 && ld % width == 0 && batch_stride % width == 0;
+}
+
+/* The epilogues' 4-element path (gemm_portable_epilogue.cuh, the Hopper general epilogue): D,
+ * C when present and a per-column bias, with the batch strides the kernel uses. */
+static inline int fc_gemm_epilogue_quads_ok(const fc_gemm_problem* p, int64_t stride_d, int64_t stride_c) {
+  const size_t bytes = flashc_dtype_size(p->d_dtype);
+  return fc_gemm_vectors_ok(p->d, p->ldd, stride_d, bytes, 4) &&
+         (!p->c || fc_gemm_vectors_ok(p->c, p->ldc, stride_c, bytes, 4)) &&
+         (!p->bias || p->bias_per_row || (uintptr_t)p->bias % (4 * bytes) == 0);
+}
+
 /* Helpers below that kernels also call are compiled for the device too under nvcc. */
 #ifdef __CUDACC__
 #define FC_HOST_DEVICE __host__ __device__

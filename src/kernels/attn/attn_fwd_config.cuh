@@ -93,6 +93,11 @@ struct attn_fwd_tile {
    * 20 per block (SASS, 2026-11-30; +4–11 % at d256). Re-shuffling it in every key block
    * takes them to 5 and changed nothing measurable (H200, ±0.5 %), so it is not done. */
   static constexpr bool UNIFORM_Q_DESCRIPTOR = HeadDim < 256;
+  /* The epilogue stages O with stmatrix.x4 (two 8-column blocks per instruction,
+   * attn_fwd_epilogue.cuh): +1.4–2.7 % at 1k keys. Not for the 3-consumer instance, whose
+   * 128-register budget made ptxas spill 4 bytes (in the mask code) with it: it keeps one
+   * 4-byte store per accumulator pair. */
+  static constexpr bool STMATRIX_O_STAGING = Consumers == 2;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -9,8 +9,8 @@
  * Staging (attn_fwd_tile::O_SEPARATE): a buffer of its own where shared memory allows, else
  * Q's space after the warpgroup's last S = Q·Kᵀ; either way the warpgroup's own 64 rows (the
  * other warpgroup never reads them) in the swizzled block layout of V's rows, written with
- * stmatrix (two 8-column blocks per instruction) — free of bank conflicts, and row-wise 16-byte reads give each quarter-warp
- * one whole 128-byte line. Stores are guarded by the sequence's used length, which covers
+ * stmatrix where the instance allows (STMATRIX_O_STAGING) — free of bank conflicts either
+ * way — and read row-wise in 16-byte pieces, each quarter-warp one whole 128-byte line. Stores are guarded by the sequence's used length, which covers
  * varlen and seqused_q (rows past it are another sequence's or must stay untouched). With
  * O in Q's space every consumer thread arrives on q_empty when done, so the producer may load
  * the next tile's Q there (with a buffer of its own, Q was freed in the main loop).
@@ -88,13 +88,12 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
     const float low = o[4 * j + 2 * half] * normalizer[half], high = o[4 * j + 2 * half + 1] * normalizer[half];
     return Input == ATTN_INPUT_BF16 ? pack_bf16x2(low, high) : pack_f16x2(low, high);
   };
-  if constexpr (T::CONSUMERS == 2) {
+  if constexpr (T::STMATRIX_O_STAGING) {
     /* The accumulator fragment of n8 column block j is two 8×8 matrices (rows g and g + 8 of
      * the warp's 16), laid out as stmatrix takes them: one stmatrix.x4 stores column blocks
      * j and j + 1, lane l addressing row l % 8 of matrix l / 8 = (block j + (l/8)/2, half
      * (l/8) % 2). A quarter of the store instructions, and one offset per store, of a
-     * 4-byte store per register: +1.4–2.7 % at 1k keys, where the epilogue is ~14 % of a
-     * tile's instructions (H200, ab_attn). */
+     * 4-byte store per register (the epilogue was ~14 % of a tile's instructions at 1k). */
     static_assert(T::HEAD_DIM_V % 16 == 0, "column blocks in pairs");
     const int lane = thread % 32, matrix = lane / 8;
     const int store_row = tile_row0 + 16 * (thread / 32) + 8 * (matrix % 2) + lane % 8;
@@ -106,9 +105,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
                                                               T::ELEMENT_BYTES),
                          r);
     }
-  } else {
-    /* The 3-consumer instance (128 registers) keeps one 4-byte store per register: with the
-     * stmatrix form ptxas spilled 4 bytes in its mask code. */
+  } else { /* one 4-byte store per accumulator pair (attn_fwd_tile::STMATRIX_O_STAGING) */
 #pragma unroll
     for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
 #pragma unroll

@@ -194,18 +194,8 @@ static __device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const
 #endif
 }
 
-/* stmatrix.sync.aligned.m8n8.x4.shared.b16 [row_address], {r0, r1, r2, r3}; */
-static __device__ __forceinline__ void stmatrix_x4(void* row_address, const uint32_t (&r)[4]) {
-#if FC_PTX_HAS_SM90
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n"
-               ::"r"(smem_u32(row_address)), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
-#else
-  FC_PTX_UNAVAILABLE();
-#endif
-}
-
-/* stmatrix_x4 on a 32-bit shared address (no generic→shared conversion per call).
+/* stmatrix on a 32-bit shared address (a caller that computes addresses in the shared window
+ * saves the generic→shared conversion per call).
  *   stmatrix.sync.aligned.m8n8.x4.shared.b16 [row_address], {r0, r1, r2, r3}; */
 static __device__ __forceinline__ void stmatrix_x4_shared(uint32_t row_address, const uint32_t (&r)[4]) {
 #if FC_PTX_HAS_SM90
@@ -215,6 +205,11 @@ static __device__ __forceinline__ void stmatrix_x4_shared(uint32_t row_address, 
 #else
   FC_PTX_UNAVAILABLE();
 #endif
+}
+
+/* The same on a generic pointer into shared memory. */
+static __device__ __forceinline__ void stmatrix_x4(void* row_address, const uint32_t (&r)[4]) {
+  stmatrix_x4_shared(smem_u32(row_address), r);
 }
 
 /* stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [row_address], {r0, r1, r2, r3}; */

@@ -3,8 +3,8 @@
  *   x = alpha · scale_a · scale_b · acc + beta · C + bias,  D = act(x)
  * (flashc_gemm_params in include/flashc.h; kernels read the scales once, they are device
  * scalars, and fold them into one `acc_scale`), and element access to C, D and bias in the
- * output dtype `Out` (a flashc_dtype: FP32, FP16 or BF16) — one, two or four consecutive
- * elements, the wider forms on 2- or 4-element aligned addresses.
+ * output dtype `Out` (a flashc_dtype: FP32, FP16 or BF16): loads of one or four consecutive
+ * elements, stores of one, two or four, the wider forms on 2- or 4-element aligned addresses.
  */
 #ifndef FLASHC_KERNELS_GEMM_EPILOGUE_CUH
 #define FLASHC_KERNELS_GEMM_EPILOGUE_CUH
@@ -28,19 +28,6 @@ static __device__ __forceinline__ float fc_gemm_activation(float x, flashc_activ
       return 0.5f * x * (1.0f + tanhf(inner));
     }
     default: return x;
-  }
-}
-
-/* Two consecutive elements of dtype `Out` at `base + index` (2-element aligned). */
-template <int Out>
-static __device__ __forceinline__ float2 gemm_load_pair(const void* base, int64_t index) {
-  if constexpr (Out == FLASHC_DTYPE_FP32) {
-    return *reinterpret_cast<const float2*>(static_cast<const float*>(base) + index);
-  } else if constexpr (Out == FLASHC_DTYPE_FP16) {
-    return __half22float2(*reinterpret_cast<const __half2*>(static_cast<const __half*>(base) + index));
-  } else {
-    return __bfloat1622float2(
-        *reinterpret_cast<const __nv_bfloat162*>(static_cast<const __nv_bfloat16*>(base) + index));
   }
 }
 

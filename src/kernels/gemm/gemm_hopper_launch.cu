@@ -104,16 +104,6 @@ bool tma_operand_ok(const char* name, const void* pointer, int64_t ld, int64_t b
   return true;
 }
 
-/* `width`-element vector access to D or C: base, ld and batch stride all multiples of width
- * (in elements). */
-bool vectors_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t element_bytes, int width) {
-  return aligned(pointer, width * element_bytes) && ld % width == 0 && batch_stride % width == 0;
-}
-
-bool pairs_ok(const void* pointer, int64_t ld, int64_t batch_stride, int64_t element_bytes) {
-  return vectors_ok(pointer, ld, batch_stride, element_bytes, 2);
-}
-
 /* D through shared memory + TMA store: 16-byte aligned base, ldd and stride_d, and rows of
  * whole 16-byte granules. The last condition: a TMA store writes a row's last, partial 16-byte
  * granule whole, out-of-bounds bytes included (measured on the H200: tests/ptx/gpu_ptx_tma.cu,
@@ -243,10 +233,8 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
                             &params.map_d);
     if (status != FLASHC_STATUS_SUCCESS) return status;
   }
-  params.epilogue.d_pairs = pairs_ok(p->d, p->ldd, p->stride_d, d_bytes);
-  params.epilogue.quads = vectors_ok(p->d, p->ldd, p->stride_d, d_bytes, 4) &&
-                          (!p->c || vectors_ok(p->c, p->ldc, p->stride_c, d_bytes, 4)) &&
-                          (!p->bias || p->bias_per_row || aligned(p->bias, 4 * d_bytes));
+  params.epilogue.d_pairs = fc_gemm_vectors_ok(p->d, p->ldd, p->stride_d, d_bytes, 2);
+  params.epilogue.quads = fc_gemm_epilogue_quads_ok(p, p->stride_d, p->stride_c);
 
   gemm_hopper_scheduler& s = params.scheduler;
   s.tiles_m = (p->m + tile.block_m - 1) / tile.block_m;

@@ -117,13 +117,7 @@ extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc
   args.d_dtype = p->d_dtype;
   args.activation = p->activation;
   args.bias_per_row = p->bias_per_row;
-  /* Quad accesses: leading dimensions and batch strides multiples of 4, D/C/bias aligned to
-   * four elements (tiles start at multiples of 4 columns). */
-  const size_t quad_bytes = 4 * flashc_dtype_size(p->d_dtype);
-  bool quads = args.ldd % 4 == 0 && args.stride_d % 4 == 0 && reinterpret_cast<uintptr_t>(p->d) % quad_bytes == 0;
-  if (p->c) quads = quads && args.ldc % 4 == 0 && args.stride_c % 4 == 0 && reinterpret_cast<uintptr_t>(p->c) % quad_bytes == 0;
-  if (p->bias && !p->bias_per_row) quads = quads && reinterpret_cast<uintptr_t>(p->bias) % quad_bytes == 0;
-  args.quad_access = quads ? 1 : 0;
+  args.quad_access = fc_gemm_epilogue_quads_ok(p, args.stride_d, args.stride_c); /* tiles start at 4-column multiples */
 
   const bool a_k_major = p->a_layout == FLASHC_ROW_MAJOR; /* A is m×k: row-major = k contiguous */
   const bool b_k_major = p->b_layout == FLASHC_COL_MAJOR; /* B is k×n: column-major = k contiguous */
