@@ -233,7 +233,7 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
       for (int i = 0; i < 4; ++i) {
         float value = e.c ? fmaf(e.beta, c[i], x[i]) : x[i];
         if (e.bias) value += e.bias_per_row ? row_bias : bias[i];
-        x[i] = fc_gemm_activation(value, activation);
+        x[i] = fc_gemm_activation_out<Out>(value, activation);
       }
       if (quad) {
         gemm_store_quad<Out>(e.d, d_index, make_float4(x[0], x[1], x[2], x[3]));
