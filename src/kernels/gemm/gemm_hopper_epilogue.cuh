@@ -64,6 +64,9 @@ static __device__ __forceinline__ void gemm_st_shared_b32(uint32_t address, uint
 static __device__ __forceinline__ void gemm_st_shared_v2_f32(uint32_t address, float x0, float x1) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(address), "f"(x0), "f"(x1) : "memory");
 }
+static __device__ __forceinline__ void gemm_st_shared_v2_b32(uint32_t address, uint32_t x0, uint32_t x1) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};\n" ::"r"(address), "r"(x0), "r"(x1) : "memory");
+}
 
 /* Plain direct stores (no C, bias or activation; a D the TMA store cannot take): rows row0 ..
  * row0+63, columns col0 .. col0+BlockN-1; `thread` in 0..127. */
@@ -96,13 +99,40 @@ static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hoppe
   }
 }
 
-/* Plain (no C, bias or activation) through shared-memory staging + TMA store. `staging`: this
- * warpgroup's 2 buffers (1024-aligned); `chunk_counter`: chunks this warpgroup has stored so
- * far (selects the buffer). */
+/* The plain tile in D's dtype, as 32-bit words: the scaled accumulator pair p (= 2j + half of
+ * the fragment, registers 2p and 2p + 1) is word p for 16-bit outputs (packed) and words 2p,
+ * 2p + 1 for fp32. Packed, a 16-bit tile needs half the accumulators' registers, so the
+ * kernel can hold it while the next tile's first WGMMAs overwrite the accumulators. */
+template <int Out, int BlockN>
+struct gemm_hopper_d_words {
+  static constexpr int PER_PAIR = gemm_out_traits<Out>::BYTES / 2; /* 1 or 2 */
+  static constexpr int COUNT = BlockN / 4 * PER_PAIR;
+};
+
+template <int Out, int BlockN>
+static __device__ __forceinline__ void gemm_hopper_pack_d(const float (&acc)[BlockN / 2], float acc_scale,
+                                                          uint32_t (&words)[gemm_hopper_d_words<Out, BlockN>::COUNT]) {
+#pragma unroll
+  for (int pair = 0; pair < BlockN / 4; ++pair) {
+    const float x0 = acc_scale * acc[2 * pair], x1 = acc_scale * acc[2 * pair + 1];
+    if constexpr (Out == FLASHC_DTYPE_FP32) {
+      words[2 * pair] = __float_as_uint(x0);
+      words[2 * pair + 1] = __float_as_uint(x1);
+    } else if constexpr (Out == FLASHC_DTYPE_FP16) {
+      words[pair] = pack_f16x2(x0, x1);
+    } else {
+      words[pair] = pack_bf16x2(x0, x1);
+    }
+  }
+}
+
+/* Plain (no C, bias or activation) through shared-memory staging + TMA store, from the packed
+ * tile (gemm_hopper_pack_d). `staging`: this warpgroup's 2 buffers (1024-aligned);
+ * `chunk_counter`: chunks this warpgroup has stored so far (selects the buffer). */
 template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
                                                              const CUtensorMap* map_d,
-                                                             const float (&acc)[BlockN / 2], float acc_scale,
+                                                             const uint32_t (&words)[gemm_hopper_d_words<Out, BlockN>::COUNT],
                                                              int batch, int row0, int col0, int thread,
                                                              uint8_t* staging, uint32_t barrier_id,
                                                              uint32_t& chunk_counter) {
@@ -127,14 +157,14 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
       const int local_row = 16 * warp + g + 8 * half;
 #pragma unroll
       for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
-        const int j = chunk * J_PER_CHUNK + jj;
+        const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
         const int local_col = 8 * jj + 2 * q;
-        const float x0 = acc_scale * acc[4 * j + 2 * half], x1 = acc_scale * acc[4 * j + 2 * half + 1];
         const uint32_t address =
             buffer_address + smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + local_col * BYTES);
-        if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_f32(address, x0, x1);
-        else if constexpr (Out == FLASHC_DTYPE_FP16) gemm_st_shared_b32(address, pack_f16x2(x0, x1));
-        else gemm_st_shared_b32(address, pack_bf16x2(x0, x1));
+        if constexpr (Out == FLASHC_DTYPE_FP32)
+          gemm_st_shared_v2_b32(address, words[2 * pair], words[2 * pair + 1]);
+        else
+          gemm_st_shared_b32(address, words[pair]);
       }
     }
     fence_proxy_async_shared_cta();
@@ -244,6 +274,18 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   }
 }
 
+/* Plain: no C, no bias, no activation — D = acc_scale · acc, through its own compact code. */
+static __device__ __forceinline__ bool gemm_hopper_plain(const gemm_hopper_epilogue_args& e) {
+  return !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;
+}
+
+/* Plain tiles into a 16-bit D by TMA store: the kernel packs such a tile (half the
+ * accumulators' registers), issues the next tile's first k-tile into the accumulators, and
+ * stores the packed tile while those WGMMAs run (gemm_hopper_kernel.cuh). */
+static __device__ __forceinline__ bool gemm_hopper_epilogue_overlaps_next_tile(const gemm_hopper_epilogue_args& e) {
+  return gemm_hopper_plain(e) && e.d_tma && e.d_dtype != FLASHC_DTYPE_FP32;
+}
+
 /* Dispatches on the runtime output dtype, store path and epilogue kind (one branch per tile).
  * "Plain" (no C, no bias, no activation) gets its own compact code, TMA store or direct. */
 template <int Out, int BlockN>
@@ -253,12 +295,14 @@ static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hoppe
                                                                 int batch, int row0, int col0, int thread,
                                                                 uint8_t* staging, uint32_t barrier_id,
                                                                 uint32_t& chunk_counter) {
-  const bool plain = !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;
-  if (!plain)
+  if (!gemm_hopper_plain(e))
     gemm_hopper_store_general<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id);
-  else if (e.d_tma)
-    gemm_hopper_store_tma<Out, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id,
+  else if (e.d_tma) {
+    uint32_t words[gemm_hopper_d_words<Out, BlockN>::COUNT];
+    gemm_hopper_pack_d<Out, BlockN>(acc, acc_scale, words);
+    gemm_hopper_store_tma<Out, BlockN>(e, map_d, words, batch, row0, col0, thread, staging, barrier_id,
                                        chunk_counter);
+  }
   else
     gemm_hopper_store_direct<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread);
 }

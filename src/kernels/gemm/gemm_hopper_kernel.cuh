@@ -7,7 +7,10 @@
  *   warpgroups 1, 2  consumers: setmaxnreg up to 232; each owns 64 rows of the BLOCK_M × BLOCK_N
  *                    tile, runs WGMMA over the ring, then the epilogue (gemm_hopper_epilogue.cuh:
  *                    staging buffers + TMA store, named barrier 1 + consumer per warpgroup)
- *                    while the producer already fills the ring for the CTA's next tile.
+ *                    while the producer already fills the ring for the CTA's next tile. Plain
+ *                    tiles into a 16-bit D by TMA (the common case) are packed first and stored
+ *                    while the next tile's first k-tile runs on the tensor core
+ *                    (gemm_hopper_consume_tiles_overlapped).
  * Tiles come from gemm_hopper_scheduler.cuh; shapes from gemm_hopper_config.cuh.
  * Instantiated per (input kind, tile width, A MN-major, B MN-major) in gemm_hopper_{f16,bf16}*.cu
  * and gemm_hopper_e4m3.cu.
@@ -38,6 +41,95 @@ struct gemm_hopper_params {
   int a_batched, b_batched; /* 0: one matrix broadcast to every batch (batch coordinate 0) */
   gemm_hopper_epilogue_args epilogue;
 };
+
+/* What one consumer warpgroup needs besides the parameters. */
+struct gemm_hopper_consumer_context {
+  int consumer;              /* 0 or 1: rows 64·consumer .. of every tile */
+  int thread;                /* 0..127 within the warpgroup */
+  float acc_scale;           /* alpha · scale_a · scale_b */
+  uint8_t* staging;          /* this warpgroup's epilogue buffers */
+  uint32_t staging_barrier;  /* its named barrier */
+};
+
+/* A consumer warpgroup's tiles, one after another: K loop, then epilogue (any epilogue). */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopper_params& params,
+                                                                 const gemm_hopper_ring& ring,
+                                                                 const gemm_hopper_consumer_context& c) {
+  using T = gemm_hopper_tile<Input, BlockN>;
+  ring_position position = {0, 0};
+  uint32_t chunk_counter = 0;
+  float acc[T::ACCUMULATORS];
+  for (int linear = blockIdx.x; linear < params.scheduler.tile_count; linear += gridDim.x) {
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
+    gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, params.k_tiles, ring, position);
+#ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
+    if (acc[0] == 12345.0f)
+#endif
+    gemm_hopper_epilogue<T::BLOCK_N>(params.epilogue, &params.map_d, acc, c.acc_scale, tile.batch,
+                                     tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
+                                     tile.tile_n * T::BLOCK_N, c.thread, c.staging, c.staging_barrier, chunk_counter);
+  }
+}
+
+/* The same for plain tiles into a 16-bit D by TMA store (gemm_hopper_epilogue_overlaps_next_tile):
+ * after a tile's K loop the warpgroup packs the tile into D's dtype, issues the next tile's
+ * first k-tile (its WGMMAs overwrite the accumulators, which are free now), and only then
+ * stores the packed tile — so the tensor core works through the epilogue instead of idling. */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out>
+static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(const gemm_hopper_params& params,
+                                                                            const gemm_hopper_ring& ring,
+                                                                            const gemm_hopper_consumer_context& c) {
+  using T = gemm_hopper_tile<Input, BlockN>;
+  const gemm_hopper_epilogue_args& e = params.epilogue;
+  const int k_tiles = params.k_tiles;
+  ring_position position = {0, 0};
+  uint32_t chunk_counter = 0;
+  float acc[T::ACCUMULATORS];
+  uint32_t words[gemm_hopper_d_words<Out, BlockN>::COUNT]; /* the finished tile, packed */
+  int linear = blockIdx.x;
+  if (linear >= params.scheduler.tile_count) return;
+  gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear); /* being issued */
+  gemm_hopper_tile_coord finished = tile;                                                     /* in `words` */
+  auto store_finished = [&]() {
+    gemm_hopper_store_tma<Out, BlockN>(e, &params.map_d, words, finished.batch,
+                                       finished.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
+                                       finished.tile_n * T::BLOCK_N, c.thread, c.staging, c.staging_barrier,
+                                       chunk_counter);
+  };
+  /* One flat loop over the CTA's k-tiles (tile after tile), so a WGMMA group in flight only
+   * ever crosses this loop's back edge, as in gemm_hopper_consume: with the tile loop and
+   * the K loop nested, ptxas serialized every WGMMA of the kernel (C7511 / C7517). */
+  int k_tile = 0, previous_stage = -1;
+  bool store_pending = false;
+  for (;;) {
+    const int stage =
+        gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, k_tile > 0);
+    if (store_pending) {
+      /* k-tile 0 of this tile runs on the tensor core while the previous tile leaves. */
+      store_finished();
+      store_pending = false;
+    } else {
+      wgmma_wait_group<1>();
+      if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]); /* read by the group before */
+    }
+    previous_stage = stage;
+    if (++k_tile < k_tiles) continue;
+    /* The tile is complete: pack it, free the accumulators for the next tile's k-tile 0. */
+    wgmma_wait_group<0>();
+    wgmma_fence_operand(acc);
+    gemm_hopper_release(&ring.empty[previous_stage]);
+    previous_stage = -1;
+    gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
+    finished = tile;
+    linear += gridDim.x;
+    if (linear >= params.scheduler.tile_count) break;
+    tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
+    k_tile = 0;
+    store_pending = true;
+  }
+  store_finished(); /* the CTA's last tile */
+}
 
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
@@ -72,27 +164,27 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     }
   } else {
     setmaxnreg_inc<GEMM_HOPPER_CONSUMER_REGISTERS>();
-    const int consumer = warpgroup - 1;
-    const int thread = threadIdx.x % GEMM_HOPPER_WARPGROUP_THREADS;
     const gemm_hopper_epilogue_args& e = params.epilogue;
-    const float acc_scale =
-        e.alpha * (e.scale_a ? __ldg(e.scale_a) : 1.0f) * (e.scale_b ? __ldg(e.scale_b) : 1.0f);
-    ring_position position = {0, 0};
-    uint8_t* staging = epilogue_staging + consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
-    const uint32_t staging_barrier = 1u + static_cast<uint32_t>(consumer); /* named barrier: this warpgroup's staging */
-    uint32_t chunk_counter = 0;
-    float acc[T::ACCUMULATORS];
-    for (int linear = blockIdx.x; linear < params.scheduler.tile_count; linear += gridDim.x) {
-      const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
-      gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, consumer, params.k_tiles, ring, position);
-#ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
-      if (acc[0] == 12345.0f)
-#endif
-      gemm_hopper_epilogue<T::BLOCK_N>(e, &params.map_d, acc, acc_scale, tile.batch,
-                                       tile.tile_m * T::BLOCK_M + consumer * T::ROWS_PER_CONSUMER,
-                                       tile.tile_n * T::BLOCK_N, thread, staging, staging_barrier, chunk_counter);
+    gemm_hopper_consumer_context c;
+    c.consumer = warpgroup - 1;
+    c.thread = threadIdx.x % GEMM_HOPPER_WARPGROUP_THREADS;
+    c.acc_scale = e.alpha * (e.scale_a ? __ldg(e.scale_a) : 1.0f) * (e.scale_b ? __ldg(e.scale_b) : 1.0f);
+    c.staging = epilogue_staging + c.consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+    c.staging_barrier = 1u + static_cast<uint32_t>(c.consumer); /* named barrier: this warpgroup's staging */
+    bool overlapped = false;
+#ifndef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE
+    if constexpr (!T::PROMOTE_EACH_K_TILE) { /* e4m3's partial accumulators leave no room for the packed tile */
+      if (gemm_hopper_epilogue_overlaps_next_tile(e)) {
+        overlapped = true;
+        if (e.d_dtype == FLASHC_DTYPE_BF16)
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16>(params, ring, c);
+        else
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16>(params, ring, c);
+      }
     }
-    gemm_hopper_epilogue_finish(e, thread);
+#endif
+    if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, c);
+    gemm_hopper_epilogue_finish(e, c.thread);
   }
 }
 
