@@ -435,6 +435,35 @@ int main(int argc, char** argv) {
     gc.algo = FLASHC_GEMM_ALGO_HOPPER;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
+
+    /* Several tiles per CTA with a plain epilogue into a TMA-stored D (batches of 3 × 3
+     * tiles, more tiles than SMs): each tile is stored while the next tile's first k-tile
+     * runs (gemm_hopper_kernel.cuh, the overlapped loops). K of 1, 2 and 3 k-tiles, so a
+     * tile's last k-tile falls on either partial buffer of the e4m3 stream. */
+    static const struct {
+      flashc_dtype in, out;
+      int k;
+    } multi[] = {{FLASHC_DTYPE_BF16, FLASHC_DTYPE_BF16, 136}, {FLASHC_DTYPE_FP16, FLASHC_DTYPE_FP16, 64},
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 128}, {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP16, 256},
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 384}};
+    for (size_t i = 0; i < sizeof multi / sizeof multi[0]; ++i) {
+      memset(&gc, 0, sizeof gc);
+      gc.in = multi[i].in;
+      gc.out = multi[i].out;
+      gc.a_layout = FLASHC_ROW_MAJOR;
+      gc.b_layout = FLASHC_COL_MAJOR;
+      gc.cd_layout = FLASHC_ROW_MAJOR;
+      gc.m = 300;
+      gc.n = gc.in == FLASHC_DTYPE_E4M3 ? 264 : 520; /* 3 tiles wide at 128 / 256 columns */
+      gc.k = multi[i].k;
+      gc.batch = 50;
+      gc.alpha = 0.75f;
+      gc.use_scales = gc.in == FLASHC_DTYPE_E4M3;
+      gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+      gc.tile_n = tile_forced ? tile_fixed : 256;
+      rng = test_rng_make(seed, stream++);
+      run_case(handle, &rng, &gc);
+    }
   }
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, stream++);

@@ -99,40 +99,51 @@ static __device__ __forceinline__ void gemm_hopper_store_direct(const gemm_hoppe
   }
 }
 
-/* The plain tile in D's dtype, as 32-bit words: the scaled accumulator pair p (= 2j + half of
- * the fragment, registers 2p and 2p + 1) is word p for 16-bit outputs (packed) and words 2p,
- * 2p + 1 for fp32. Packed, a 16-bit tile needs half the accumulators' registers, so the
- * kernel can hold it while the next tile's first WGMMAs overwrite the accumulators. */
-template <int Out, int BlockN>
-struct gemm_hopper_d_words {
-  static constexpr int PER_PAIR = gemm_out_traits<Out>::BYTES / 2; /* 1 or 2 */
-  static constexpr int COUNT = BlockN / 4 * PER_PAIR;
-};
-
-template <int Out, int BlockN>
-static __device__ __forceinline__ void gemm_hopper_pack_d(const float (&acc)[BlockN / 2], float acc_scale,
-                                                          uint32_t (&words)[gemm_hopper_d_words<Out, BlockN>::COUNT]) {
-#pragma unroll
-  for (int pair = 0; pair < BlockN / 4; ++pair) {
-    const float x0 = acc_scale * acc[2 * pair], x1 = acc_scale * acc[2 * pair + 1];
-    if constexpr (Out == FLASHC_DTYPE_FP32) {
-      words[2 * pair] = __float_as_uint(x0);
-      words[2 * pair + 1] = __float_as_uint(x1);
-    } else if constexpr (Out == FLASHC_DTYPE_FP16) {
-      words[pair] = pack_f16x2(x0, x1);
-    } else {
-      words[pair] = pack_bf16x2(x0, x1);
-    }
-  }
+/* One scaled accumulator pair of a plain tile in D's dtype, as the 32-bit words stored: 16-bit
+ * outputs → .x = the packed pair; fp32 → .x, .y = the two floats. */
+template <int Out>
+static __device__ __forceinline__ uint2 gemm_hopper_pair_words(float x0, float x1) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) return make_uint2(__float_as_uint(x0), __float_as_uint(x1));
+  else if constexpr (Out == FLASHC_DTYPE_FP16) return make_uint2(pack_f16x2(x0, x1), 0u);
+  else return make_uint2(pack_bf16x2(x0, x1), 0u);
 }
 
-/* Plain (no C, bias or activation) through shared-memory staging + TMA store, from the packed
- * tile (gemm_hopper_pack_d). `staging`: this warpgroup's 2 buffers (1024-aligned);
- * `chunk_counter`: chunks this warpgroup has stored so far (selects the buffer). */
+/* A 16-bit plain tile packed: word p = accumulator pair p (registers 2p, 2p + 1; p = 2j + half
+ * of the fragment). Half the accumulators' registers, so the kernel can hold a finished tile
+ * while the next tile's first WGMMAs overwrite the accumulators. */
 template <int Out, int BlockN>
+static __device__ __forceinline__ void gemm_hopper_pack_d(const float (&acc)[BlockN / 2], float acc_scale,
+                                                          uint32_t (&words)[BlockN / 4]) {
+  static_assert(Out != FLASHC_DTYPE_FP32, "only 16-bit outputs pack into one word per pair");
+#pragma unroll
+  for (int pair = 0; pair < BlockN / 4; ++pair)
+    words[pair] = gemm_hopper_pair_words<Out>(acc_scale * acc[2 * pair], acc_scale * acc[2 * pair + 1]).x;
+}
+
+/* pair_words sources for gemm_hopper_store_tma: the accumulators scaled on the way out, or a
+ * tile packed by gemm_hopper_pack_d. */
+template <int Out, int BlockN>
+struct gemm_hopper_scaled_pairs {
+  const float (&acc)[BlockN / 2];
+  float scale;
+  __device__ __forceinline__ uint2 operator()(int pair) const {
+    return gemm_hopper_pair_words<Out>(scale * acc[2 * pair], scale * acc[2 * pair + 1]);
+  }
+};
+template <int BlockN>
+struct gemm_hopper_packed_pairs {
+  const uint32_t (&words)[BlockN / 4];
+  __device__ __forceinline__ uint2 operator()(int pair) const { return make_uint2(words[pair], 0u); }
+};
+
+/* Plain (no C, bias or activation) through shared-memory staging + TMA store. `pair_words(p)`
+ * gives accumulator pair p (p = 2j + half of the fragment) as gemm_hopper_pair_words does —
+ * from the accumulators or from a packed tile. `staging`: this warpgroup's 2 buffers
+ * (1024-aligned); `chunk_counter`: chunks this warpgroup has stored so far (selects the
+ * buffer). */
+template <int Out, int BlockN, typename PairWords>
 static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
-                                                             const CUtensorMap* map_d,
-                                                             const uint32_t (&words)[gemm_hopper_d_words<Out, BlockN>::COUNT],
+                                                             const CUtensorMap* map_d, const PairWords& pair_words,
                                                              int batch, int row0, int col0, int thread,
                                                              uint8_t* staging, uint32_t barrier_id,
                                                              uint32_t& chunk_counter) {
@@ -161,10 +172,9 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
         const int local_col = 8 * jj + 2 * q;
         const uint32_t address =
             buffer_address + smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + local_col * BYTES);
-        if constexpr (Out == FLASHC_DTYPE_FP32)
-          gemm_st_shared_v2_b32(address, words[2 * pair], words[2 * pair + 1]);
-        else
-          gemm_st_shared_b32(address, words[pair]);
+        const uint2 w = pair_words(pair);
+        if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_b32(address, w.x, w.y);
+        else gemm_st_shared_b32(address, w.x);
       }
     }
     fence_proxy_async_shared_cta();
@@ -279,13 +289,6 @@ static __device__ __forceinline__ bool gemm_hopper_plain(const gemm_hopper_epilo
   return !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;
 }
 
-/* Plain tiles into a 16-bit D by TMA store: the kernel packs such a tile (half the
- * accumulators' registers), issues the next tile's first k-tile into the accumulators, and
- * stores the packed tile while those WGMMAs run (gemm_hopper_kernel.cuh). */
-static __device__ __forceinline__ bool gemm_hopper_epilogue_overlaps_next_tile(const gemm_hopper_epilogue_args& e) {
-  return gemm_hopper_plain(e) && e.d_tma && e.d_dtype != FLASHC_DTYPE_FP32;
-}
-
 /* Dispatches on the runtime output dtype, store path and epilogue kind (one branch per tile).
  * "Plain" (no C, no bias, no activation) gets its own compact code, TMA store or direct. */
 template <int Out, int BlockN>
@@ -297,12 +300,9 @@ static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hoppe
                                                                 uint32_t& chunk_counter) {
   if (!gemm_hopper_plain(e))
     gemm_hopper_store_general<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id);
-  else if (e.d_tma) {
-    uint32_t words[gemm_hopper_d_words<Out, BlockN>::COUNT];
-    gemm_hopper_pack_d<Out, BlockN>(acc, acc_scale, words);
-    gemm_hopper_store_tma<Out, BlockN>(e, map_d, words, batch, row0, col0, thread, staging, barrier_id,
-                                       chunk_counter);
-  }
+  else if (e.d_tma)
+    gemm_hopper_store_tma<Out, BlockN>(e, map_d, gemm_hopper_scaled_pairs<Out, BlockN>{acc, acc_scale}, batch, row0,
+                                       col0, thread, staging, barrier_id, chunk_counter);
   else
     gemm_hopper_store_direct<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread);
 }
