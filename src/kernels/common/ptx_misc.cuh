@@ -451,6 +451,13 @@ static __device__ __forceinline__ void cp_async_wait_group() {
 #endif
 }
 
+/* Ask L2 for the 128-byte line that holds `address` (a valid global address); no result, no
+ * wait, no "memory" clobber (it changes nothing the program can see).
+ *   prefetch.global.L2 [address]; */
+static __device__ __forceinline__ void prefetch_global_l2(const void* address) {
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(address));
+}
+
 /* D = A·B + C for one warp, m16n8k16, fp32 accumulators. Fragments (g = lane/4, q = lane%4):
  *   a[0] (row g, k 2q..2q+1)   a[1] (row g+8, k 2q..)   a[2] (row g, k 8+2q..)   a[3] (row g+8, k 8+2q..)
  *   b[0] (k 2q..2q+1, col g)   b[1] (k 8+2q.., col g)

@@ -284,6 +284,28 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   }
 }
 
+/* The general epilogue reads C at the end of the tile, row by row, while the tensor core idles:
+ * asked for when the tile's K loop starts, C's lines wait in L2 instead of DRAM by then. Two
+ * threads per row of the warpgroup's 64 (rows row0 .., columns col0 .. col0 + BlockN − 1),
+ * alternating over the row's 128-byte lines; every address prefetched lies inside C. */
+template <int BlockN>
+static __device__ __forceinline__ void gemm_hopper_prefetch_c(const gemm_hopper_epilogue_args& e, int batch,
+                                                              int row0, int col0, int thread) {
+  static_assert(GEMM_HOPPER_WARPGROUP_THREADS == 2 * GEMM_HOPPER_EPILOGUE_ROWS, "two threads per row");
+  constexpr uintptr_t LINE = 128;
+  const int row = row0 + thread / 2;
+  if (!e.c || row >= e.m || col0 >= e.n) return;
+  const int bytes = e.d_dtype == FLASHC_DTYPE_FP32 ? 4 : 2;
+  const int cols = min(BlockN, e.n - col0);
+  const uintptr_t first = reinterpret_cast<uintptr_t>(e.c) +
+                          static_cast<uintptr_t>((static_cast<int64_t>(batch) * e.stride_c +
+                                                  static_cast<int64_t>(row) * e.ldc + col0) *
+                                                 bytes);
+  const uintptr_t last_line = (first + static_cast<uintptr_t>((cols - 1) * bytes)) & ~(LINE - 1);
+  for (uintptr_t line = (first & ~(LINE - 1)) + LINE * (thread % 2); line <= last_line; line += 2 * LINE)
+    prefetch_global_l2(reinterpret_cast<const void*>(line < first ? first : line));
+}
+
 /* Plain: no C, no bias, no activation — D = acc_scale · acc, through its own compact code. */
 static __device__ __forceinline__ bool gemm_hopper_plain(const gemm_hopper_epilogue_args& e) {
   return !e.c && !e.bias && e.activation == FLASHC_ACTIVATION_NONE;

@@ -62,13 +62,14 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
   float acc[T::ACCUMULATORS];
   for (int linear = blockIdx.x; linear < params.scheduler.tile_count; linear += gridDim.x) {
     const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
+    const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
+    gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread); /* no-op without C */
     gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, params.k_tiles, ring, position);
 #ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
     if (acc[0] == 12345.0f)
 #endif
-    gemm_hopper_epilogue<T::BLOCK_N>(params.epilogue, &params.map_d, acc, c.acc_scale, tile.batch,
-                                     tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
-                                     tile.tile_n * T::BLOCK_N, c.thread, c.staging, c.staging_barrier, chunk_counter);
+    gemm_hopper_epilogue<T::BLOCK_N>(params.epilogue, &params.map_d, acc, c.acc_scale, tile.batch, row0, col0,
+                                     c.thread, c.staging, c.staging_barrier, chunk_counter);
   }
 }
 
