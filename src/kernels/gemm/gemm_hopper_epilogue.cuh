@@ -8,6 +8,7 @@
  * Three ways out:
  *   general (C, bias or an activation; any D): through the staging buffers as fp32, finished
  *     row by row in a compact loop with vector loads and stores (gemm_hopper_store_general);
+ *     C's lines are prefetched into L2 when the tile's K loop starts (gemm_hopper_prefetch_c);
  *   plain (none of those) with a TMA store (D 16-byte aligned, ldd and stride_d multiples of
  *     16 bytes, rows of whole 16-byte granules): the tile leaves in
  *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
@@ -15,11 +16,14 @@
  *     warp store land in 8 different 16-byte bank groups), published with
  *     fence.proxy.async + a warpgroup named barrier, and stored by one thread with a TMA tile
  *     store (rows/columns past M/N dropped by the hardware; start coordinates always >= 0).
- *     The issuing thread waits (bulk wait_group.read 1) before a buffer is rewritten.
+ *     The issuing thread waits (bulk wait_group.read 1) before a buffer is rewritten. The
+ *     words come from the accumulators (scaled on the way out) or, for 16-bit D, from a tile
+ *     packed by gemm_hopper_pack_d: the kernel packs it, issues the next tile's first k-tile,
+ *     and stores while that runs (gemm_hopper_consume_tiles_overlapped).
  *   plain direct (any other D): 2-element vector stores straight from registers when D's
  *     base, ldd and stride_d allow, single elements otherwise, with bounds checks.
  * Check: tests/gpu/gpu_gemm.c (alpha/beta, bias both ways, relu/gelu, every output dtype,
- * odd leading dimensions, tails).
+ * odd leading dimensions, tails, several plain tiles per CTA).
  */
 #ifndef FLASHC_KERNELS_GEMM_HOPPER_EPILOGUE_CUH
 #define FLASHC_KERNELS_GEMM_HOPPER_EPILOGUE_CUH
