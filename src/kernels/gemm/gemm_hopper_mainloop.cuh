@@ -15,9 +15,9 @@
  * Consumer warpgroup c (rows 64c..64c+63 of the tile): per k-tile, wait full, then
  * WGMMAS_PER_K_TILE wgmma m64 × BLOCK_N with descriptors into the slot (K-major: +32 B per
  * step; MN-major: +K_PER_WGMMA rows · 128 B per step, LBO = next 64-wide block).
- *   16-bit: accumulate in place, keep one batch in flight (wait_group 1), release the previous slot
- *           (one k-tile's issue is gemm_hopper_issue_k_tile, which the kernel's overlapped
- *           consumer loop also calls).
+ *   16-bit: accumulate in place, keep one batch in flight (wait_group 1), release the previous slot.
+ * One k-tile's issue is gemm_hopper_issue_k_tile, shared by both K loops and by the kernel's
+ * overlapped consumer loop.
  *   e4m3:   a fresh partial per k-tile (scaleD = 0 on its first step), wait_group 0, release,
  *           add into the fp32 accumulator (the promotion that keeps long-K FP8 accurate).
  * Check: tests/gpu/gpu_gemm.c (all four layouts, K tails, K = 1 … 2048+).
@@ -126,16 +126,15 @@ struct gemm_buffer {
   static constexpr int value = Index;
 };
 
-/* 16-bit inputs, consumer warpgroup `consumer`: wait for the next ring slot and issue its
- * k-tile's WGMMAs into `acc` (accumulate = 0: the first step overwrites the accumulators),
- * committed as one group and not waited for; returns the slot, for the caller to release once
- * the group is complete. */
+/* Consumer warpgroup `consumer`: wait for the next ring slot and issue its k-tile's WGMMAs
+ * into `acc` — the 16-bit accumulators, or an e4m3 partial (accumulate = 0: the first step
+ * overwrites them) — committed as one group and not waited for; returns the slot, for the
+ * caller to release once the group is complete. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
     float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS], int consumer, const gemm_hopper_ring& ring,
     ring_position& position, uint32_t accumulate) {
   using T = gemm_hopper_tile<Input, BlockN>;
-  static_assert(!T::PROMOTE_EACH_K_TILE, "16-bit inputs accumulate in place");
   const int stage = position.stage;
   uint64_t desc_a[T::WGMMAS_PER_K_TILE], desc_b[T::WGMMAS_PER_K_TILE];
   gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(smem_u32(ring.slots) + stage * T::STAGE_BYTES,
@@ -175,29 +174,14 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
     /* Two partial accumulators: k-tile i runs into one while the other, k-tile i − 1's, is
      * added into the fp32 accumulator, so the promotion and the wait for it overlap the next
      * k-tile's WGMMAs (one buffer serialized issue → wait → add every k-tile). */
-    constexpr int STEPS = T::WGMMAS_PER_K_TILE;
-    const uint32_t slots_address = smem_u32(ring.slots);
     float partial[2][T::ACCUMULATORS];
 #pragma unroll
     for (int i = 0; i < T::ACCUMULATORS; ++i) acc[i] = 0.0f;
     if (k_tiles <= 0) return;
     /* The next k-tile's WGMMAs into partial[Current] (issue only); returns its ring slot. */
     auto issue_into = [&](auto buffer) {
-      constexpr int CURRENT = decltype(buffer)::value;
-      const int stage = position.stage;
-      uint64_t desc_a[STEPS], desc_b[STEPS];
-      gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(slots_address + stage * T::STAGE_BYTES, consumer,
-                                                                 desc_a, desc_b);
-      mbarrier_wait_parity(&ring.full[stage], position.phase);
-      wgmma_fence_operand(partial[CURRENT]);
-      wgmma_fence();
-#pragma unroll
-      for (int step = 0; step < STEPS; ++step)
-        gemm_hopper_wgmma<Input, BlockN, 0, 0>(partial[CURRENT], desc_a[step], desc_b[step], step == 0 ? 0u : 1u);
-      wgmma_commit_group();
-      wgmma_fence_operand(partial[CURRENT]);
-      ring_advance<T::STAGES>(position);
-      return stage;
+      return gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(partial[decltype(buffer)::value], consumer,
+                                                                         ring, position, 0u);
     };
     int previous_stage = issue_into(gemm_buffer<0>{}); /* k-tile 0 */
     /* Issue into Current, then promote the other buffer (the k-tile before), which the wait
