@@ -12,10 +12,10 @@
  * Output: a progress line per shape on stderr; a table on stdout (shape, dtype, flashc
  * TFLOP/s, cuBLASLt TFLOP/s, ratio) and the geometric mean of the ratio over 4096³, 8192³
  * and the LLM shapes at ≥ 4096 tokens.
- *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--max-m M]
- *                [--tile-n 256|128|64] [--json FILE] [--runs N]
- * --tile-n forces the Hopper 16-bit tile width on the handle (fc_cuda_context.gemm_hopper_block_n)
- * instead of the heuristic, to compare widths on the same shapes; --max-m keeps shapes with M ≤ M.
+ *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--min-m M] [--max-m M]
+ *                [--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]
+ * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
+ * instead of the heuristic, to compare widths on the same shapes; --min-m / --max-m keep shapes with M ≥ / ≤ M.
  */
 #include <math.h>
 #include <stdio.h>
@@ -315,7 +315,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
 int main(int argc, char** argv) {
   int quick = 0, full = 0, runs = 25;
   const char* only_dtype = NULL; /* --only bf16|fp16|e4m3: time that dtype's shapes alone */
-  int tile_n = 0, max_m = 0;
+  int tile_n = 0, min_m = 0, max_m = 0;
   const char* json_path = NULL;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -328,6 +328,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_dtype = argv[++i];
     else if (!strcmp(argv[i], "--tile-n") && i + 1 < argc) tile_n = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--min-m") && i + 1 < argc) min_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
       const char* a = argv[++i];
       ctx.algo = !strcmp(a, "hopper") ? FLASHC_GEMM_ALGO_HOPPER
@@ -335,7 +336,7 @@ int main(int argc, char** argv) {
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
       fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--max-m M] "
-                      "[--tile-n 256|128|64] [--json FILE] [--runs N]\n", argv[0]);
+                      "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]\n", argv[0]);
       return 2;
     }
   }
@@ -386,10 +387,10 @@ int main(int argc, char** argv) {
     count = kept;
   }
 
-  if (max_m > 0) { /* keep the shapes with M <= max_m */
+  if (min_m > 0 || max_m > 0) { /* keep the shapes with min_m <= M <= max_m */
     int kept = 0;
     for (int i = 0; i < count; ++i)
-      if (shapes[i].m <= max_m) shapes[kept++] = shapes[i];
+      if (shapes[i].m >= min_m && (max_m <= 0 || shapes[i].m <= max_m)) shapes[kept++] = shapes[i];
     count = kept;
   }
 

@@ -39,8 +39,9 @@ typedef struct fc_cuda_context {
   size_t l2_cache_bytes;
   fc_tensor_map_encoder tensor_map_encoder;
   fc_kernel_attribute_cache* attributes; /* the handle's (mutable); NULL: set them at every launch */
-  int gemm_hopper_block_n; /* 0: the tile heuristic; 256, 128 or 64 force that 16-bit tile width
-                              (tests and benchmarks set it on their handle) */
+  int gemm_hopper_block_n; /* 0: the tile heuristic; 256, 128 or 64 force that 16-bit tile width,
+                              128 or 144 that e4m3 width (tests and benchmarks set it on their
+                              handle) */
   int attn_bwd_block;      /* 0: the largest attention-backward block the shared memory takes;
                               64 or 32 force it (a head dim without that instance is refused) —
                               so gpu_attn_bwd covers the 32-blocks on GPUs that never pick them */

@@ -46,9 +46,11 @@ static_assert(GEMM_HOPPER_WARPGROUP_THREADS * (GEMM_HOPPER_PRODUCER_REGISTERS +
  *   16-bit: 128 × 256 (64 rows × 256 columns per consumer: 128 fp32 accumulators per thread),
  *           the most work per byte of shared memory read; 128 × 128 and 128 × 64 for problems
  *           with too few 128 × 256 tiles to fill the SMs (M of 512–1024 tokens, 1024³).
- *   e4m3:   128 × 128: each consumer also keeps a partial accumulator that WGMMA fills with one
- *           k-tile and that is added into the fp32 accumulator after every k-tile (the fp8 tensor
- *           core accumulates with ~14 bits, see ptx_wgmma.cuh), so 2 × 64 registers per thread. */
+ *   e4m3:   128 × 128 and 128 × 144: each consumer also keeps two partial accumulators that
+ *           WGMMA fills one k-tile at a time and that are added into the fp32 accumulator after
+ *           every k-tile (the fp8 tensor core accumulates with ~14 bits, see ptx_wgmma.cuh), so
+ *           3 × BLOCK_N / 2 registers per thread (216 at 144 — the widest that fits; cuBLASLt
+ *           runs 144-wide tiles at 8192³ on the H200). */
 template <int Input>
 constexpr int gemm_hopper_default_block_n() {
   return Input == GEMM_INPUT_E4M3 ? 128 : 256;
@@ -81,7 +83,16 @@ struct gemm_hopper_tile {
    * tiles in flight stay in L2. */
   static constexpr int GROUP_M = 8;
 
-  static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 64 == 0 && BLOCK_N <= 256, "tile shape");
+  /* D leaves in chunks of 64 rows × D_CHUNK_BYTES: one 128-byte swizzle span where the tile
+   * width is whole spans of every output dtype (multiples of 64 columns), else 96-byte
+   * unswizzled rows (the 144-wide e4m3 tile: 288 bytes of 16-bit or 576 of fp32 per row). */
+  static constexpr bool D_SWIZZLED = BLOCK_N % 64 == 0;
+  static constexpr uint32_t D_CHUNK_BYTES = D_SWIZZLED ? 128u : 96u;
+
+  static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");
+  static_assert((BLOCK_N * 2) % D_CHUNK_BYTES == 0 && (BLOCK_N * 4) % D_CHUNK_BYTES == 0,
+                "whole D chunks for 16-bit and fp32 outputs");
+  static_assert(D_CHUNK_BYTES * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES, "a chunk fits a buffer");
   static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
   static_assert(STAGE_BYTES % GEMM_HOPPER_SMEM_ALIGNMENT == 0, "every slot and the staging stay 1024-aligned");
   static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");

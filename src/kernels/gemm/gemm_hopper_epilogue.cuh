@@ -58,7 +58,6 @@ struct gemm_hopper_epilogue_args {
 template <int Out>
 struct gemm_out_traits {
   static constexpr int BYTES = Out == FLASHC_DTYPE_FP32 ? 4 : 2;
-  static constexpr int CHUNK_COLUMNS = 128 / BYTES; /* one 128-byte staging row */
 };
 
 /* Stores into this CTA's shared memory (st.shared, not generic stores). */
@@ -151,9 +150,14 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
                                                              int batch, int row0, int col0, int thread,
                                                              uint8_t* staging, uint32_t barrier_id,
                                                              uint32_t& chunk_counter) {
-  constexpr int CHUNK = gemm_out_traits<Out>::CHUNK_COLUMNS; /* 64 or 32 columns */
   constexpr int BYTES = gemm_out_traits<Out>::BYTES;
+  /* Chunks of one TMA-store box: a 128-byte swizzle span (64 16-bit / 32 fp32 columns), or for
+   * widths that are not whole spans (the 144-wide e4m3 tile) 96-byte unswizzled rows. */
+  constexpr bool SWIZZLED = BlockN % 64 == 0;
+  constexpr uint32_t CHUNK_BYTES = SWIZZLED ? 128u : 96u;
+  constexpr int CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES;
   constexpr int J_PER_CHUNK = CHUNK / 8;
+  static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
   const int g = lane / 4, q = lane % 4;
@@ -174,8 +178,8 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
       for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
         const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
         const int local_col = 8 * jj + 2 * q;
-        const uint32_t address =
-            buffer_address + smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + local_col * BYTES);
+        const uint32_t offset = local_row * CHUNK_BYTES + local_col * BYTES;
+        const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
         const uint2 w = pair_words(pair);
         if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_b32(address, w.x, w.y);
         else gemm_st_shared_b32(address, w.x);
@@ -210,7 +214,7 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   constexpr int CHUNK = GEMM_HOPPER_EPILOGUE_BUFFERS * SPAN_COLUMNS;
   constexpr int QUADS_PER_ROW = CHUNK / 4;
   constexpr int ROWS_PER_PASS = GEMM_HOPPER_WARPGROUP_THREADS / QUADS_PER_ROW;
-  static_assert(BlockN % CHUNK == 0, "whole chunks per tile row");
+  static_assert(BlockN % 16 == 0, "a partial last chunk holds whole quads of both threads' pairs");
   static_assert(GEMM_HOPPER_EPILOGUE_ROWS % ROWS_PER_PASS == 0, "whole passes");
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
@@ -226,8 +230,10 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   const flashc_activation activation = static_cast<flashc_activation>(e.activation);
   const int quad_col = (thread % QUADS_PER_ROW) * 4;
 #pragma unroll
-  for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
+  for (int chunk = 0; chunk < (BlockN + CHUNK - 1) / CHUNK; ++chunk) {
     const int chunk_col0 = col0 + chunk * CHUNK;
+    /* Columns of this chunk inside the tile (the last chunk of a 144-wide tile holds 16). */
+    const int chunk_columns = BlockN - chunk * CHUNK < CHUNK ? BlockN - chunk * CHUNK : CHUNK;
     if (chunk_col0 >= e.n) break; /* uniform */
     /* Every thread is done reading the previous chunk (or tile) from the buffers. */
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
@@ -236,13 +242,14 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
 #pragma unroll
       for (int jj = 0; jj < CHUNK / 8; ++jj) {
         const int j = chunk * (CHUNK / 8) + jj;
+        if (j >= BlockN / 8) break; /* compile-time: past a partial chunk */
         gemm_st_shared_v2_f32(staged(16 * warp + g + 8 * half, 8 * jj + 2 * q), acc_scale * acc[4 * j + 2 * half],
                               acc_scale * acc[4 * j + 2 * half + 1]);
       }
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
 
     const int col = chunk_col0 + quad_col;
-    if (col >= e.n) continue; /* no barrier until the next chunk's first */
+    if (quad_col >= chunk_columns || col >= e.n) continue; /* no barrier until the next chunk's first */
     const bool quad = e.quads && col + 3 < e.n;
     float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (e.bias && !e.bias_per_row) {

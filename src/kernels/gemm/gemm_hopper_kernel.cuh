@@ -206,9 +206,12 @@ cudaError_t gemm_hopper_launch_bf16_n256(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n128(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n64(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_e4m3(GEMM_HOPPER_LAUNCH_ARGS); /* K-major operands only */
+cudaError_t gemm_hopper_launch_e4m3_n144(GEMM_HOPPER_LAUNCH_ARGS);
 
 /* Kernel ids for the attribute cache: 16 per input kind, 4 layouts per tile width. */
-constexpr int gemm_hopper_block_n_index(int block_n) { return block_n == 256 ? 0 : block_n == 128 ? 1 : 2; }
+constexpr int gemm_hopper_block_n_index(int block_n) {
+  return block_n == 256 ? 0 : block_n == 128 ? 1 : block_n == 64 ? 2 : 3; /* 3: e4m3's 144 */
+}
 
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, const fc_cuda_context* context, int grid,

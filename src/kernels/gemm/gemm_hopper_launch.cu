@@ -13,7 +13,8 @@
  * What TMA cannot load is refused here so the dispatcher falls back: an A or B base address
  * that is not 16-byte aligned, a leading dimension or batch stride that is not a multiple of 16
  * bytes (e.g. k % 8 != 0 with row-major A), e4m3 operands that are not K-major. D is stored
- * with TMA (3-D map (n, m, batch), box 128 bytes × 64 rows) when it is 16-byte compatible, else
+ * with TMA (3-D map (n, m, batch), box 128 bytes × 64 rows, 128B-swizzled; 96 bytes unswizzled
+ * for the 144-wide e4m3 tile) when it is 16-byte compatible, else
  * directly from registers (any alignment).
  * Check: tests/gpu/gpu_gemm.c runs AUTO and HOPPER on every layout and checks refusals.
  */
@@ -50,33 +51,47 @@ struct tile_dims {
  * 128 × 64 for 1024³, 128 × 128 for 512 × 4096 × K (64 wide tiles for 132 SMs) and for
  * 512 × 28672 and 1024 × 14336 (3.4 rounds of wide tiles → 6.8 rounds of narrow ones), and
  * keeps 128 × 256 for every shape with M ≥ 2048. */
-tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
-  if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
-    using T = gemm_hopper_tile<GEMM_INPUT_E4M3, gemm_hopper_default_block_n<GEMM_INPUT_E4M3>()>;
-    return {T::BLOCK_M, T::BLOCK_N, T::BLOCK_K};
-  }
-  using T = gemm_hopper_tile<GEMM_INPUT_BF16, 256>;
-  const int forced = context->gemm_hopper_block_n;
-  if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
-  struct width {
-    int block_n;
-    double relative_rate;
-  };
-  static const width widths[] = {{256, 1.0}, {128, 0.9}, {64, 0.6}};
-  const int64_t tiles_m = (p->m + T::BLOCK_M - 1) / T::BLOCK_M;
+struct tile_width {
+  int block_n;
+  double relative_rate;
+};
+
+/* The width of `widths` (the first is the reference, kept on ties) with the least predicted
+ * time: rounds of the persistent grid × width / relative rate. */
+int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int block_m, const tile_width* widths,
+                  int count) {
+  const int64_t tiles_m = (p->m + block_m - 1) / block_m;
   const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
-  int best_n = 256;
+  int best_n = widths[0].block_n;
   double best_time = 0.0;
-  for (const width& w : widths) {
+  for (int i = 0; i < count; ++i) {
+    const tile_width& w = widths[i];
     const int64_t tiles = tiles_m * ((p->n + w.block_n - 1) / w.block_n) * p->batch_count;
     const double rounds = static_cast<double>((tiles + sms - 1) / sms);
     const double time = rounds * w.block_n / w.relative_rate;
-    if (w.block_n == 256 || time < best_time) {
+    if (i == 0 || time < best_time) {
       best_n = w.block_n;
       best_time = time;
     }
   }
-  return {T::BLOCK_M, best_n, T::BLOCK_K};
+  return best_n;
+}
+
+tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
+  const int forced = context->gemm_hopper_block_n;
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
+    /* 128 × 144 reads 6 % more shared memory per k-tile for 12.5 % more work: an assumed rate
+     * of 1.04 (to calibrate: bench_gemm.py --dtype e4m3 with the width forced). 8192³ takes
+     * 144 (28 rounds against 32); 4096³ keeps 128 (4096 = 28.4 × 144: 8 rounds either way). */
+    using T = gemm_hopper_tile<GEMM_INPUT_E4M3, 128>;
+    if (forced == 128 || forced == 144) return {T::BLOCK_M, forced, T::BLOCK_K};
+    static const tile_width widths[] = {{128, 1.0}, {144, 1.04}};
+    return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 2), T::BLOCK_K};
+  }
+  using T = gemm_hopper_tile<GEMM_INPUT_BF16, 256>;
+  if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
+  static const tile_width widths[] = {{256, 1.0}, {128, 0.9}, {64, 0.6}};
+  return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 3), T::BLOCK_K};
 }
 
 bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
@@ -121,7 +136,7 @@ bool d_tma_ok(const fc_gemm_problem* p, int64_t element_bytes) {
 flashc_status encode_operand(const fc_cuda_context* context, flashc_dtype dtype, const void* base,
                              int64_t contiguous_extent, int64_t strided_extent, int64_t ld, int64_t batch_stride,
                              int batch_count, int batched, uint32_t box_contiguous, uint32_t box_strided,
-                             CUtensorMap* map) {
+                             CUtensorMap* map, fc_tensor_map_swizzle swizzle = FC_TENSOR_MAP_SWIZZLE_128B) {
   fc_tensor_map_desc desc;
   fc_tensor_map_desc_init(&desc);
   desc.dtype = dtype;
@@ -137,7 +152,7 @@ flashc_status encode_operand(const fc_cuda_context* context, flashc_dtype dtype,
   desc.box_dims[0] = box_contiguous;
   desc.box_dims[1] = box_strided;
   desc.box_dims[2] = 1;
-  desc.swizzle = FC_TENSOR_MAP_SWIZZLE_128B;
+  desc.swizzle = swizzle;
   desc.l2_promotion = FC_TENSOR_MAP_L2_256B;
   desc.oob_fill = FC_TENSOR_MAP_OOB_ZERO;
   return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
@@ -228,9 +243,13 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
   params.epilogue.d_tma = d_tma_ok(p, d_bytes);
   if (params.epilogue.d_tma) {
+    /* One box per staging chunk: a 128-byte swizzle span, or 96-byte unswizzled rows for tile
+     * widths that are not whole spans (gemm_hopper_tile::D_CHUNK_BYTES). */
+    const bool d_swizzled = tile.block_n % 64 == 0;
+    const int64_t chunk_bytes = d_swizzled ? 128 : 96;
     status = encode_operand(context, p->d_dtype, p->d, p->n, p->m, p->ldd, p->stride_d, p->batch_count,
-                            p->batch_count > 1, static_cast<uint32_t>(128 / d_bytes), GEMM_HOPPER_EPILOGUE_ROWS,
-                            &params.map_d);
+                            p->batch_count > 1, static_cast<uint32_t>(chunk_bytes / d_bytes), GEMM_HOPPER_EPILOGUE_ROWS,
+                            &params.map_d, d_swizzled ? FC_TENSOR_MAP_SWIZZLE_128B : FC_TENSOR_MAP_SWIZZLE_NONE);
     if (status != FLASHC_STATUS_SUCCESS) return status;
   }
   params.epilogue.d_pairs = fc_gemm_vectors_ok(p->d, p->ldd, p->stride_d, d_bytes, 2);
@@ -265,7 +284,9 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error;
   const bool f16 = p->ab_dtype == FLASHC_DTYPE_FP16;
-  if (p->ab_dtype == FLASHC_DTYPE_E4M3)
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144)
+    error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
+  else if (p->ab_dtype == FLASHC_DTYPE_E4M3)
     error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (tile.block_n == 256)
     error = (f16 ? gemm_hopper_launch_f16_n256 : gemm_hopper_launch_bf16_n256)(params, context, a_mn_major, b_mn_major,

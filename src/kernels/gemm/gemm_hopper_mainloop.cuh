@@ -69,6 +69,7 @@ static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* ma
         tma_load_3d(slot_a, map_a, full, k0, m0, batch_a);
       }
       if constexpr (BMnMajor) {
+        static_assert(T::BLOCK_N % 64 == 0, "MN-major B in whole 64-wide boxes");
 #pragma unroll
         for (int block = 0; block < T::BLOCK_N / 64; ++block)
           tma_load_3d(slot_b + block * MN_BLOCK_BYTES, map_b, full, n0 + 64 * block, k0, batch_b);
