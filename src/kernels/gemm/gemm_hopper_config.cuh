@@ -56,6 +56,14 @@ constexpr int gemm_hopper_default_block_n() {
   return Input == GEMM_INPUT_E4M3 ? 128 : 256;
 }
 
+/* D leaves in chunks of 64 rows × gemm_hopper_d_chunk_bytes (one TMA-store box, one staging
+ * buffer): one 128-byte swizzle span where the tile width is whole spans of every output dtype
+ * (multiples of 64 columns), else 96-byte unswizzled rows (the 144-wide e4m3 tile: 288 bytes
+ * of 16-bit or 576 of fp32 per row). The kernel's staging (gemm_hopper_store_tma) and the
+ * host's D map (gemm_hopper_launch.cu) both follow these two functions. */
+constexpr bool gemm_hopper_d_swizzled(int block_n) { return block_n % 64 == 0; }
+constexpr uint32_t gemm_hopper_d_chunk_bytes(int block_n) { return gemm_hopper_d_swizzled(block_n) ? 128u : 96u; }
+
 template <int Input, int BlockN>
 struct gemm_hopper_tile {
   static constexpr int ELEMENT_BYTES = Input == GEMM_INPUT_E4M3 ? 1 : 2;
@@ -83,11 +91,7 @@ struct gemm_hopper_tile {
    * tiles in flight stay in L2. */
   static constexpr int GROUP_M = 8;
 
-  /* D leaves in chunks of 64 rows × D_CHUNK_BYTES: one 128-byte swizzle span where the tile
-   * width is whole spans of every output dtype (multiples of 64 columns), else 96-byte
-   * unswizzled rows (the 144-wide e4m3 tile: 288 bytes of 16-bit or 576 of fp32 per row). */
-  static constexpr bool D_SWIZZLED = BLOCK_N % 64 == 0;
-  static constexpr uint32_t D_CHUNK_BYTES = D_SWIZZLED ? 128u : 96u;
+  static constexpr uint32_t D_CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BLOCK_N);
 
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");
   static_assert((BLOCK_N * 2) % D_CHUNK_BYTES == 0 && (BLOCK_N * 4) % D_CHUNK_BYTES == 0,

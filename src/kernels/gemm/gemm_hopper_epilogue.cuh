@@ -153,8 +153,8 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   constexpr int BYTES = gemm_out_traits<Out>::BYTES;
   /* Chunks of one TMA-store box: a 128-byte swizzle span (64 16-bit / 32 fp32 columns), or for
    * widths that are not whole spans (the 144-wide e4m3 tile) 96-byte unswizzled rows. */
-  constexpr bool SWIZZLED = BlockN % 64 == 0;
-  constexpr uint32_t CHUNK_BYTES = SWIZZLED ? 128u : 96u;
+  constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN);
+  constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN);
   constexpr int CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES;
   constexpr int J_PER_CHUNK = CHUNK / 8;
   static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");

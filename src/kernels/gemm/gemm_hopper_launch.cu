@@ -80,12 +80,14 @@ int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int 
 tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
   const int forced = context->gemm_hopper_block_n;
   if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
-    /* 128 × 144 reads 6 % more shared memory per k-tile for 12.5 % more work: an assumed rate
-     * of 1.04 (to calibrate: bench_gemm.py --dtype e4m3 with the width forced). 8192³ takes
-     * 144 (28 rounds against 32); 4096³ keeps 128 (4096 = 28.4 × 144: 8 rounds either way). */
+    /* 128 × 144 does 12.5 % more work per k-tile; per FLOP it runs at the rate of 128 × 128
+     * (H200, bench_gemm --only e4m3 --tile-n 128 / 144 at 8192³: 1339.8 → 1369.0 TFLOP/s, the
+     * 28 rounds of 144-wide tiles against 32 of 128-wide ones at a relative rate of 1.006), so
+     * the width with fewer rounds × columns wins: 8192³ takes 144; 4096³ keeps 128 (8 rounds
+     * either way; forced 144 ran 6 % slower there). */
     using T = gemm_hopper_tile<GEMM_INPUT_E4M3, 128>;
     if (forced == 128 || forced == 144) return {T::BLOCK_M, forced, T::BLOCK_K};
-    static const tile_width widths[] = {{128, 1.0}, {144, 1.04}};
+    static const tile_width widths[] = {{128, 1.0}, {144, 1.0}};
     return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 2), T::BLOCK_K};
   }
   using T = gemm_hopper_tile<GEMM_INPUT_BF16, 256>;
@@ -244,9 +246,9 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   params.epilogue.d_tma = d_tma_ok(p, d_bytes);
   if (params.epilogue.d_tma) {
     /* One box per staging chunk: a 128-byte swizzle span, or 96-byte unswizzled rows for tile
-     * widths that are not whole spans (gemm_hopper_tile::D_CHUNK_BYTES). */
-    const bool d_swizzled = tile.block_n % 64 == 0;
-    const int64_t chunk_bytes = d_swizzled ? 128 : 96;
+     * widths that are not whole spans (gemm_hopper_config.cuh). */
+    const bool d_swizzled = gemm_hopper_d_swizzled(tile.block_n);
+    const int64_t chunk_bytes = gemm_hopper_d_chunk_bytes(tile.block_n);
     status = encode_operand(context, p->d_dtype, p->d, p->n, p->m, p->ldd, p->stride_d, p->batch_count,
                             p->batch_count > 1, static_cast<uint32_t>(chunk_bytes / d_bytes), GEMM_HOPPER_EPILOGUE_ROWS,
                             &params.map_d, d_swizzled ? FC_TENSOR_MAP_SWIZZLE_128B : FC_TENSOR_MAP_SWIZZLE_NONE);
