@@ -13,7 +13,7 @@
  *                    (gemm_hopper_consume_tiles_overlapped).
  * Tiles come from gemm_hopper_scheduler.cuh; shapes from gemm_hopper_config.cuh.
  * Instantiated per (input kind, tile width, A MN-major, B MN-major) in gemm_hopper_{f16,bf16}*.cu
- * and gemm_hopper_e4m3.cu.
+ * and gemm_hopper_e4m3{,_n144}.cu.
  * Check: tests/gpu/gpu_gemm.c; `nvcc -Xptxas -v`: no spills, no stack frame, no C7510/C7519.
  */
 #ifndef FLASHC_KERNELS_GEMM_HOPPER_KERNEL_CUH
@@ -194,7 +194,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
 }
 
 /* Host side of one (input kind, tile width) (gemm_hopper_{f16,bf16}[_n128|_n64].cu,
- * gemm_hopper_e4m3.cu): picks the layout instantiation, sets its shared-memory attribute once
+ * gemm_hopper_e4m3{,_n144}.cu): picks the layout instantiation, sets its shared-memory attribute once
  * per handle (kernels/common/kernel_attributes.cuh) and launches. */
 #define GEMM_HOPPER_LAUNCH_ARGS                                                                     \
   const gemm_hopper_params& params, const fc_cuda_context* context, int a_mn_major, int b_mn_major, \
