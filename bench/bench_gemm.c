@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
                  : !strcmp(a, "portable") ? FLASHC_GEMM_ALGO_PORTABLE
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--max-m M] "
+      fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--min-m M] [--max-m M] "
                       "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]\n", argv[0]);
       return 2;
     }

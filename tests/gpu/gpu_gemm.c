@@ -79,6 +79,26 @@ static int hopper_can_take(const fc_gemm_problem* p) {
 
 static const char* layout_char(flashc_layout l) { return l == FLASHC_ROW_MAJOR ? "r" : "c"; }
 
+/* A forced-Hopper case with K-major operands (A row-major, B column-major: what e4m3 needs)
+ * and a row-major D, per-tensor scales for e4m3; the fixed cases below add their epilogue. */
+static gemm_case hopper_k_major_case(flashc_dtype in, flashc_dtype out, int m, int n, int k, int batch, float alpha) {
+  gemm_case gc;
+  memset(&gc, 0, sizeof gc);
+  gc.in = in;
+  gc.out = out;
+  gc.a_layout = FLASHC_ROW_MAJOR;
+  gc.b_layout = FLASHC_COL_MAJOR;
+  gc.cd_layout = FLASHC_ROW_MAJOR;
+  gc.m = m;
+  gc.n = n;
+  gc.k = k;
+  gc.batch = batch;
+  gc.alpha = alpha;
+  gc.use_scales = in == FLASHC_DTYPE_E4M3;
+  gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+  return gc;
+}
+
 /* Runs one case; returns 1 on pass. */
 static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
   /* e4m3 has widths 128 and 144: the rotation's 256 stands for 144 there, 64 for the heuristic. */
@@ -426,16 +446,28 @@ int main(int argc, char** argv) {
     gc.act = FLASHC_ACTIVATION_RELU;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
-    gc.in = FLASHC_DTYPE_E4M3;
-    gc.out = FLASHC_DTYPE_BF16;
-    gc.a_layout = FLASHC_ROW_MAJOR;
-    gc.b_layout = FLASHC_COL_MAJOR;
-    gc.cd_layout = FLASHC_ROW_MAJOR;
-    gc.m = 300;
-    gc.n = 260;
-    gc.k = 4096;
-    gc.use_scales = 1;
-    gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 260, 4096, 1, 1.0f);
+    gc.beta = 0.5f;
+    gc.bias = 1;
+    gc.act = FLASHC_ACTIVATION_RELU;
+    gc.tile_n = tile_fixed;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+
+    /* e4m3 144-wide tiles through the general epilogue (C, bias, GELU; a partial last fp32
+     * chunk of 16 columns) and a tail tile column (300 = 2 × 144 + 12). */
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 200, 300, 512, 3, 0.5f);
+    gc.beta = 0.25f;
+    gc.bias = 1;
+    gc.act = FLASHC_ACTIVATION_GELU;
+    gc.tile_n = 256; /* → 144 for e4m3 */
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc.out = FLASHC_DTYPE_BF16; /* and the plain 96-byte TMA chunks with a tail */
+    gc.beta = 0.0f;
+    gc.bias = 0;
+    gc.act = FLASHC_ACTIVATION_NONE;
+    gc.n = 296;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
 
@@ -449,49 +481,9 @@ int main(int argc, char** argv) {
     } multi[] = {{FLASHC_DTYPE_BF16, FLASHC_DTYPE_BF16, 136}, {FLASHC_DTYPE_FP16, FLASHC_DTYPE_FP16, 64},
                  {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 128}, {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP16, 256},
                  {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 384}};
-    /* e4m3 144-wide tiles through the general epilogue (C, bias, GELU; a partial last fp32
-     * chunk of 16 columns) and a tail tile column (300 = 2 × 144 + 12). */
-    memset(&gc, 0, sizeof gc);
-    gc.in = FLASHC_DTYPE_E4M3;
-    gc.out = FLASHC_DTYPE_FP32;
-    gc.a_layout = FLASHC_ROW_MAJOR;
-    gc.b_layout = FLASHC_COL_MAJOR;
-    gc.cd_layout = FLASHC_ROW_MAJOR;
-    gc.m = 200;
-    gc.n = 300;
-    gc.k = 512;
-    gc.batch = 3;
-    gc.alpha = 0.5f;
-    gc.beta = 0.25f;
-    gc.bias = 1;
-    gc.act = FLASHC_ACTIVATION_GELU;
-    gc.use_scales = 1;
-    gc.algo = FLASHC_GEMM_ALGO_HOPPER;
-    gc.tile_n = 256; /* → 144 for e4m3 */
-    rng = test_rng_make(seed, stream++);
-    run_case(handle, &rng, &gc);
-    gc.out = FLASHC_DTYPE_BF16; /* and the plain 96-byte TMA chunks with a tail */
-    gc.beta = 0.0f;
-    gc.bias = 0;
-    gc.act = FLASHC_ACTIVATION_NONE;
-    gc.n = 296;
-    rng = test_rng_make(seed, stream++);
-    run_case(handle, &rng, &gc);
-
     for (size_t i = 0; i < sizeof multi / sizeof multi[0]; ++i) {
-      memset(&gc, 0, sizeof gc);
-      gc.in = multi[i].in;
-      gc.out = multi[i].out;
-      gc.a_layout = FLASHC_ROW_MAJOR;
-      gc.b_layout = FLASHC_COL_MAJOR;
-      gc.cd_layout = FLASHC_ROW_MAJOR;
-      gc.m = 300;
-      gc.n = gc.in == FLASHC_DTYPE_E4M3 ? 264 : 520; /* 3 tiles wide at 128 / 256 columns */
-      gc.k = multi[i].k;
-      gc.batch = 50;
-      gc.alpha = 0.75f;
-      gc.use_scales = gc.in == FLASHC_DTYPE_E4M3;
-      gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+      const int n = multi[i].in == FLASHC_DTYPE_E4M3 ? 264 : 520; /* 3 tiles wide at 128 / 256 columns */
+      gc = hopper_k_major_case(multi[i].in, multi[i].out, 300, n, multi[i].k, 50, 0.75f);
       gc.tile_n = tile_forced ? tile_fixed : 256;
       rng = test_rng_make(seed, stream++);
       run_case(handle, &rng, &gc);
