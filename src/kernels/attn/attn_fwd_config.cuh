@@ -98,6 +98,13 @@ struct attn_fwd_tile {
    * 128-register budget made ptxas spill 4 bytes (in the mask code) with it: it keeps one
    * 4-byte store per accumulator pair. */
   static constexpr bool STMATRIX_O_STAGING = Consumers == 2;
+  /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
+   * where it lost (registers). */
+  static constexpr bool SOFTMAX_MAX_TREE = Consumers == 2;
+  /* The range of key blocks that need masks, computed once per tile (attn_fwd_masked_blocks)
+   * and held in two registers through the key loop; the 3-consumer instance (128 registers)
+   * spilled with them, so it recomputes the range per block. */
+  static constexpr bool HOIST_MASKED_BLOCKS = Consumers == 2;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
