@@ -272,7 +272,9 @@ static __device__ __forceinline__ void attn_fwd_pass_turn(int consumer) {
  * One word per warp, nobody reads it; only lane 0 writes (32 lanes writing different values to
  * one word is a benign race, but compute-sanitizer's racecheck rightly reports it). */
 static __device__ __forceinline__ void attn_fwd_pin_softmax(int* pin, const attn_softmax_rows& rows) {
-  if ((threadIdx.x & 31) == 0) *pin = __float_as_int(rows.sum[0] + rows.sum[1]);
+  /* st.shared, not a generic store through `pin` (ST.E with a 64-bit address). */
+  if ((threadIdx.x & 31) == 0)
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem_u32(pin)), "f"(rows.sum[0] + rows.sum[1]) : "memory");
 }
 
 /* A ring slot index as ptxas must see it to build the wgmma descriptors in uniform registers:
