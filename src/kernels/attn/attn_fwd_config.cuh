@@ -101,10 +101,11 @@ struct attn_fwd_tile {
   /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
    * where it lost (registers). */
   static constexpr bool SOFTMAX_MAX_TREE = Consumers == 2;
-  /* The range of key blocks that need masks, computed once per tile (attn_fwd_masked_blocks)
-   * and held in two registers through the key loop; the 3-consumer instance (128 registers)
-   * spilled with them, so it recomputes the range per block. */
-  static constexpr bool HOIST_MASKED_BLOCKS = Consumers == 2;
+  /* The key blocks that need masks are two bounds computed once per tile
+   * (attn_fwd_masked_blocks); the 3-consumer instance (128 registers) spilled holding both
+   * through the key loop, so it holds the right one and recomputes the left window's per block
+   * (nothing without a left window, the only kind it is launched for). */
+  static constexpr bool HOIST_MASKED_BELOW = Consumers == 2;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -322,10 +322,12 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   const int tail_rows = seq.seqlen_k - (end - 1) * T::BLOCK_N;
   const bool zero_tail = p.zero_v_tail && tail_rows < T::BLOCK_N;
 
-  /* Which key blocks need masks: computed here once per tile, or per block where the two
-   * registers it holds across the loop would spill (attn_fwd_tile::HOIST_MASKED_BLOCKS). */
-  const auto masked_blocks = [&] { return attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N>(p, seq, m0); };
-  const attn_fwd_masked_blocks masked = T::HOIST_MASKED_BLOCKS ? masked_blocks() : attn_fwd_masked_blocks{};
+  /* Which key blocks need masks, computed once per tile; the left window edge's bound is
+   * recomputed per block (when there is a left window) where holding it through the loop
+   * would spill (attn_fwd_tile::HOIST_MASKED_BELOW). */
+  const auto masked_below = [&] { return attn_fwd_masked_below<T::BLOCK_M, T::BLOCK_N>(p, seq, m0); };
+  const attn_fwd_masked_blocks masked{T::HOIST_MASKED_BELOW ? masked_below() : 0,
+                                      attn_fwd_masked_from<T::BLOCK_M, T::BLOCK_N>(p, seq, m0)};
 
   float s[T::S_ACCUMULATORS];
   uint32_t pfrag[T::PV_STEPS][4];
@@ -334,7 +336,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   auto scores_to_p = [&](int n) {
     if (p.softcap > 0.0f) attn_softcap(s, p.softcap_input_scale, p.softcap);
-    if ((T::HOIST_MASKED_BLOCKS ? masked : masked_blocks()).contains(n))
+    if (T::HOIST_MASKED_BELOW ? masked.contains(n) : n >= masked.from || n < masked_below())
       attn_fwd_apply_mask<T::BLOCK_N>(s, p, seq, row0, n * T::BLOCK_N, thread);
     o_rescale = attn_softmax_step<T::CONDITIONAL_RESCALE, T::SOFTMAX_MAX_TREE>(s, rows, p.softmax_scale_log2, o_scale);
   };

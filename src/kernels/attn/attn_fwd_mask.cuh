@@ -72,9 +72,10 @@ static __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params
 
 /* Which key blocks need element masks for the tile of packed rows [m0, m0 + BlockM): those
  * at or past `from` (they cross the seqlen_k tail or the right window edge) and those before
- * `below` (they cross the left window edge). Computed once per tile, so a key block's test is
- * two compares instead of the geometry's dozen instructions and constant loads (ncu, d128 16k:
- * ~5 % of the consumers' samples sat in the per-block test). Block n needs a mask when
+ * `below` (they cross the left window edge): attn_fwd_masked_from / _below. Computed once per
+ * tile, so a key block's test is two compares instead of the geometry's dozen instructions and
+ * constant loads (ncu, d128 16k: ~5 % of the consumers' samples sat in the per-block test,
+ * on the softmax's critical path; H200: d128 +2–4 %). Block n needs a mask when
  *   n·B + B > seqlen_k                          ⇔ n ≥ ⌊seqlen_k / B⌋
  *   n·B + B − 1 > first_row + shift + right     ⇔ n ≥ ⌊(first_row + shift + right + 1) / B⌋
  *   n·B < last_row + shift − left               ⇔ n < ⌈(last_row + shift − left) / B⌉. */
@@ -84,16 +85,18 @@ struct attn_fwd_masked_blocks {
 };
 
 template <int BlockM, int BlockN>
-static __device__ __forceinline__ attn_fwd_masked_blocks attn_fwd_masked_blocks_of(const attn_fwd_params& p,
-                                                                                   const attn_fwd_sequence& s,
-                                                                                   int m0) {
-  const int shift = s.seqlen_k - s.seqlen_q;
-  const int first_row = m0 >> p.pack_shift, last_row = (m0 + BlockM - 1) >> p.pack_shift;
-  attn_fwd_masked_blocks blocks;
-  blocks.from = s.seqlen_k / BlockN;
-  if (p.window_right >= 0) blocks.from = min(blocks.from, attn_floor_div(first_row + shift + p.window_right + 1, BlockN));
-  blocks.below = p.window_left >= 0 ? -attn_floor_div(-(last_row + shift - p.window_left), BlockN) : 0;
-  return blocks;
+static __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+  const int from = s.seqlen_k / BlockN;
+  if (p.window_right < 0) return from;
+  const int first_row = m0 >> p.pack_shift;
+  return min(from, attn_floor_div(first_row + s.seqlen_k - s.seqlen_q + p.window_right + 1, BlockN));
+}
+
+template <int BlockM, int BlockN>
+static __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+  if (p.window_left < 0) return 0;
+  const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
+  return -attn_floor_div(-(last_row + s.seqlen_k - s.seqlen_q - p.window_left), BlockN);
 }
 
 /* Sets the invisible entries of a consumer's S fragment (64 × BlockN, packed rows from `row0`,
