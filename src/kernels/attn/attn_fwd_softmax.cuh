@@ -64,7 +64,10 @@ static __device__ __forceinline__ void attn_softcap(float (&s)[Count], float inp
 }
 
 /* How far (in log2 units) a row's maximum may rise before the running maximum follows it.
- * While every row of a warp stays within this, the warp keeps its stale maxima: p ≤ 2^8 and
+ * While every row of a warp's half (its rows g, or its rows g + 8) stays within this, the
+ * half keeps its stale maxima — one warp vote per half and key block, so the first half's
+ * exponentials start before the second half's maximum is known (one vote for both made them
+ * wait for both maxima: d128 −2–3 %, H200, 10th session): p ≤ 2^8 and
  * O, l grow by at most that factor, harmless in fp32 and in the 16-bit P (its error is
  * relative), and the 64 multiplications per block that rescale O (d = 128) are skipped —
  * after the first few key blocks of a row the maximum rarely moves by that much. LSE and the
@@ -118,7 +121,8 @@ static __device__ __forceinline__ float attn_block_row_max(const float (&s)[Coun
 
 /* Turns the (masked) scores `s` into p in place and updates the row state. Returns whether O
  * accumulated so far must be rescaled (warp-uniform), by the factors put in `o_scale`: always
- * unless `Conditional`, then only when some row of the warp rose past the threshold. */
+ * unless `Conditional`, then only when some row of the warp rose past the threshold (a half
+ * whose rows did not rise gets the factor 1). */
 template <bool Conditional, bool MaxTree, int Count>
 static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn_softmax_rows& rows,
                                                          float scale_log2, float (&o_scale)[2]) {
@@ -134,20 +138,17 @@ static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn
     }
     return true;
   } else {
-    float block_max[2];
-    bool rises = false;
+    bool rescale_any = false;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      block_max[half] = attn_block_row_max<MaxTree>(s, half);
+      const float block_max = attn_block_row_max<MaxTree>(s, half);
       /* −inf − −inf is NaN and compares false: a row with no visible key yet stays empty. */
-      rises |= (block_max[half] - rows.max[half]) * scale_log2 > ATTN_RESCALE_THRESHOLD_LOG2;
-    }
-    const bool rescale = __any_sync(0xffffffffu, rises);
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
+      const bool rescale =
+          __any_sync(0xffffffffu, (block_max - rows.max[half]) * scale_log2 > ATTN_RESCALE_THRESHOLD_LOG2);
+      o_scale[half] = 1.0f;
       if (rescale) {
         const float old_max = rows.max[half];
-        const float new_max = fmaxf(old_max, block_max[half]);
+        const float new_max = fmaxf(old_max, block_max);
         rows.max[half] = new_max;
         const float new_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
         o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - new_scaled);
@@ -155,8 +156,9 @@ static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn
       const float max_scaled = rows.max[half] == -INFINITY ? 0.0f : rows.max[half] * scale_log2;
       const float sum = attn_exp_row(s, half, scale_log2, max_scaled);
       rows.sum[half] = rescale ? rows.sum[half] * o_scale[half] + sum : rows.sum[half] + sum;
+      rescale_any |= rescale;
     }
-    return rescale;
+    return rescale_any;
   }
 }
 
