@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # device_check.sh — the one call to make on a GPU machine (repo root): build, test and benchmark
 # in one go, every log packed into $OUT/logs.tar.gz (the device tool returns few files), the
-# benchmark records and charts beside it, and a short summary table last.
+# benchmark records and charts beside it, and a short summary table last — also written row by
+# row to $OUT/summary.txt as the steps end, so a call cut off by its time limit still reports
+# what finished (don't pipe this script into `tail` under `timeout`: a killed pipe prints nothing).
 #
 #   bash bench/device_check.sh [BUILD_DIR] [--steps LIST] [--full] [--portable-off] [--cases N]
 #                              [--prebuilt ARCHIVE]
@@ -57,6 +59,10 @@ has_step() { case ",$STEPS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader > "$LOGS/gpu.txt" 2>&1
 results=()
+# Each summary row also goes to $OUT/summary.txt as its step ends: files under $OUT come back
+# from a call cut off by the device tool's time limit, the table printed at the end does not.
+: > "$OUT/summary.txt"
+add_row() { results+=("$1"); printf '%s\n' "$1" >> "$OUT/summary.txt"; }
 run_one() { # name, command... : runs it with a timeout, logs it, adds a summary row
   local name=$1; shift
   local t0=$(date +%s.%N)
@@ -66,7 +72,7 @@ run_one() { # name, command... : runs it with a timeout, logs it, adds a summary
   local verdict=PASS; [ $rc -eq 77 ] && verdict=SKIP; [ $rc -eq 124 ] && verdict=TIMEOUT
   [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ $rc -ne 124 ] && verdict="FAIL($rc)"
   local summary=$(grep -aE "cases|passed|failed|geometric|geomean" "$LOGS/$name.log" | tail -1 | cut -c1-80)
-  results+=("$(printf '%-26s %-9s %6.1fs  %s' "$name" "$verdict" "$seconds" "$summary")")
+  add_row "$(printf '%-26s %-9s %6.1fs  %s' "$name" "$verdict" "$seconds" "$summary")"
 }
 
 # ---- build ---------------------------------------------------------------------------------
@@ -78,7 +84,7 @@ has_step gemm-bench && targets="$targets bench_gemm"
 t0=$(date +%s)
 if [ -n "$PREBUILT" ]; then
   tar xJf "$PREBUILT" || { echo "cannot unpack $PREBUILT" >&2; exit 1; }
-  results+=("$(printf '%-26s %-9s %6.1fs  %s' unpack done "$(( $(date +%s) - t0 ))" "$PREBUILT (nothing built)")")
+  add_row "$(printf '%-26s %-9s %6.1fs  %s' unpack done "$(( $(date +%s) - t0 ))" "$PREBUILT (nothing built)")"
 elif [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DFLASHC_PORTABLE_GEMM=$PORTABLE > "$LOGS/configure.log" 2>&1 \
     || { tail -30 "$LOGS/configure.log"; exit 1; }
@@ -89,7 +95,7 @@ if [ -z "$PREBUILT" ]; then
     tar czf "$OUT/logs.tar.gz" -C "$LOGS" .
     echo "build failed (log in logs.tar.gz)"; exit 1
   fi
-  results+=("$(printf '%-26s %-9s %6.1fs  %s' build done "$(( $(date +%s) - t0 ))" "targets: $targets")")
+  add_row "$(printf '%-26s %-9s %6.1fs  %s' build done "$(( $(date +%s) - t0 ))" "targets: $targets")"
 fi
 
 # ---- steps ---------------------------------------------------------------------------------
