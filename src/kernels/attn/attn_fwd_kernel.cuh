@@ -84,7 +84,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     setmaxnreg_inc<T::CONSUMER_REGISTERS>();
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % ATTN_FWD_WARPGROUP_THREADS;
-    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u};
+    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u, {}};
+    state.timeline = attn_fwd_timeline_open(params, consumer * ATTN_FWD_WARPGROUP_THREADS + thread);
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
@@ -92,12 +93,14 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
       state.q_phase ^= 1u;
       if (sm.job->linear >= params.tile_count) break;
+      attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
       const attn_fwd_tile_coord tile = sm.job->tile;
       const attn_fwd_sequence seq = sm.job->seq;
       const int m0 = tile.m_block * T::BLOCK_M;
       const int first = sm.job->first, end = sm.job->end;
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
       attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
+      attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }
     if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */
     /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */

@@ -316,7 +316,8 @@ struct workspace_layout {
   size_t counter_bytes;     /* 0 or TILE_COUNTER_BYTES */
   size_t o_partial_bytes;   /* rounded up to PARTIALS_ALIGNMENT; 0 unsplit */
   size_t lse_partial_bytes; /* 0 unsplit */
-  size_t total;
+  size_t total;             /* FLASHC_ATTN_TIMELINE builds: + 8 bytes of slack + the event
+                               timeline, the last ATTN_FWD_TIMELINE_BYTES (attn_fwd_timeline.h) */
 };
 
 workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan& plan) {
@@ -331,6 +332,8 @@ workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan&
     w.lse_partial_bytes = rows * sizeof(float);
     w.total += PARTIALS_ALIGNMENT + w.o_partial_bytes + w.lse_partial_bytes;
   }
+  /* 8-byte entries: a caller's workspace pointer may be anything, so 8 bytes of slack. */
+  if (FLASHC_ATTN_TIMELINE) w.total += sizeof(uint64_t) + ATTN_FWD_TIMELINE_BYTES;
   return w;
 }
 
@@ -503,6 +506,18 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
       return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward: clearing the tile counter failed: %s",
                      cudaGetErrorString(error));
   }
+#if FLASHC_ATTN_TIMELINE
+  {
+    /* The timeline's entries are the workspace's last ATTN_FWD_TIMELINE_BYTES, 8-byte aligned
+     * inside the slack (bench/attn_timeline.c reads them back from the end). */
+    const uintptr_t end = reinterpret_cast<uintptr_t>(workspace) + layout.total;
+    params.timeline = reinterpret_cast<uint64_t*>((end - ATTN_FWD_TIMELINE_BYTES) & ~static_cast<uintptr_t>(7));
+    const cudaError_t error = cudaMemsetAsync(params.timeline, 0, ATTN_FWD_TIMELINE_BYTES, static_cast<cudaStream_t>(stream));
+    if (error != cudaSuccess)
+      return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward: clearing the timeline failed: %s",
+                     cudaGetErrorString(error));
+  }
+#endif
   const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
   const cudaError_t error =
       launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n)(params, grid, static_cast<cudaStream_t>(stream), context);

@@ -35,6 +35,7 @@
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_scheduler.cuh"
 #include "kernels/attn/attn_fwd_softmax.cuh"
+#include "kernels/attn/attn_fwd_timeline.cuh"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ring.cuh"
 
@@ -291,6 +292,7 @@ static __device__ __forceinline__ int attn_fwd_uniform_stage(const ring_position
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
   uint32_t q_phase;
+  attn_fwd_timeline timeline; /* empty unless FLASHC_ATTN_TIMELINE */
 };
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
@@ -324,7 +326,9 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   /* Which key blocks need masks, computed once per tile; the left window edge's bound is
    * recomputed per block (when there is a left window) where holding it through the loop
-   * would spill (attn_fwd_tile::HOIST_MASKED_BELOW). */
+   * would spill (attn_fwd_tile::HOIST_MASKED_BELOW). That case spells the test out: built
+   * through contains() ptxas schedules the 3-consumer instance differently (it loads the
+   * window ahead), and that version was never timed. */
   const auto masked_below = [&] { return attn_fwd_masked_below<T::BLOCK_M, T::BLOCK_N>(p, seq, m0); };
   const attn_fwd_masked_blocks masked{T::HOIST_MASKED_BELOW ? masked_below() : 0,
                                       attn_fwd_masked_from<T::BLOCK_M, T::BLOCK_N>(p, seq, m0)};
@@ -347,16 +351,20 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
     attn_fwd_wait_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release(&sm.k_empty[stage]);
     if (first == end - 1) attn_fwd_release_q_early<T>(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
     attn_fwd_pack_p<Input, T>(pfrag, s);
   }
 
@@ -370,6 +378,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 #pragma unroll
     for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
     attn_fwd_wait_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
@@ -381,15 +390,19 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release(&sm.k_empty[k_stage]);
     if (n == first) attn_fwd_release_q_early<T>(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
     attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
     attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
     attn_fwd_pack_p<Input, T>(pfrag, s); /* o_scale waits for the next block, under its S */
@@ -403,12 +416,15 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     attn_fwd_wait_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
     attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
+    attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
     attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
   }

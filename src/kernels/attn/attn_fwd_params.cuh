@@ -10,6 +10,8 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "kernels/attn/attn_fwd_timeline.h"
+
 struct attn_fwd_params {
   /* K, V: 4-D maps (d, rows, heads, batch), innermost first. With cu_seqlens the rows are the
    * packed total and the batch extent is 1 (coordinate 0). Rows past the extent read as 0.
@@ -72,6 +74,9 @@ struct attn_fwd_params {
   int num_splits;
   float* o_partial;
   float* lse_partial;
+#if FLASHC_ATTN_TIMELINE
+  uint64_t* timeline; /* the workspace's timeline tail (attn_fwd_timeline.h) */
+#endif
 };
 
 #endif

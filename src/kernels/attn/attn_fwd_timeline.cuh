@@ -1,0 +1,49 @@
+/*
+ * attn_fwd_timeline.cuh — the consumers' event stamps (layout: attn_fwd_timeline.h). With
+ * FLASHC_ATTN_TIMELINE unset (every normal build) the recorder is an empty struct and every
+ * stamp compiles to nothing: the kernel's code is the same as without these calls.
+ *
+ * What it is for: seeing how the consumer warpgroups' wgmma issues, waits and softmaxes
+ * interleave in time (docs/NOTES-attn-fwd.md, 10th session), which sampling profilers do not
+ * show. Each stamp is a clock read and a global store by one lane, so the timeline is slightly
+ * slower than the kernel it describes. Check: bench/attn_timeline.c prints the intervals.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_TIMELINE_CUH
+#define FLASHC_KERNELS_ATTN_FWD_TIMELINE_CUH
+
+#include <stdint.h>
+
+#include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/attn/attn_fwd_timeline.h"
+
+#if FLASHC_ATTN_TIMELINE
+/* One consumer thread's recorder: its warp's entries (lane 0 of a CTA-0 warp) or none. */
+struct attn_fwd_timeline {
+  uint64_t* entries;
+  int count;
+};
+
+static __device__ __forceinline__ attn_fwd_timeline attn_fwd_timeline_open(const attn_fwd_params& p,
+                                                                           int consumer_thread) {
+  attn_fwd_timeline t;
+  const bool records = p.timeline != nullptr && blockIdx.x == 0 && consumer_thread % 32 == 0;
+  t.entries = records ? p.timeline + (consumer_thread / 32) * ATTN_FWD_TIMELINE_CAPACITY : nullptr;
+  t.count = 0;
+  return t;
+}
+
+static __device__ __forceinline__ void attn_fwd_stamp(attn_fwd_timeline& t, int event) {
+  if (t.entries != nullptr && t.count < ATTN_FWD_TIMELINE_CAPACITY)
+    t.entries[t.count++] = (static_cast<uint64_t>(clock64()) << ATTN_FWD_TIMELINE_EVENT_BITS) | static_cast<uint64_t>(event);
+}
+#else
+struct attn_fwd_timeline {};
+
+static __device__ __forceinline__ attn_fwd_timeline attn_fwd_timeline_open(const attn_fwd_params&, int) {
+  return attn_fwd_timeline{};
+}
+
+static __device__ __forceinline__ void attn_fwd_stamp(attn_fwd_timeline&, int) {}
+#endif
+
+#endif

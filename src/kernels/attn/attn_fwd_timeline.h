@@ -1,0 +1,36 @@
+/*
+ * attn_fwd_timeline.h — the layout of the Hopper attention forward's optional event timeline,
+ * shared by the kernel (attn_fwd_timeline.cuh) and its reader (bench/attn_timeline.c). Plain C.
+ *
+ * A build configured with -DCMAKE_CUDA_FLAGS=-DFLASHC_ATTN_TIMELINE=1 records, for CTA 0 only,
+ * lane 0 of every consumer warp: ATTN_FWD_TIMELINE_CAPACITY 64-bit entries per warp, entry =
+ * clock64() << 4 | event, in the order the warp passed the events; unused entries stay 0. The
+ * entries are the last ATTN_FWD_TIMELINE_BYTES of the call's workspace (the launcher adds them
+ * to the workspace size and clears them before the launch). Other builds record nothing and
+ * their workspace has no such tail.
+ */
+#ifndef FLASHC_KERNELS_ATTN_FWD_TIMELINE_H
+#define FLASHC_KERNELS_ATTN_FWD_TIMELINE_H
+
+#ifndef FLASHC_ATTN_TIMELINE
+#define FLASHC_ATTN_TIMELINE 0
+#endif
+
+#define ATTN_FWD_TIMELINE_WARPS 12 /* consumer warps of the widest instance (3 warpgroups) */
+#define ATTN_FWD_TIMELINE_CAPACITY 8192
+#define ATTN_FWD_TIMELINE_BYTES ((unsigned long long)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY * 8ull)
+#define ATTN_FWD_TIMELINE_EVENT_BITS 4
+
+/* What a consumer warp had just done when it stamped. */
+enum attn_fwd_event {
+  ATTN_EVENT_TILE = 1,      /* got the tile's Q (q_full) */
+  ATTN_EVENT_TURN = 2,      /* its ping-pong turn to issue wgmmas began */
+  ATTN_EVENT_ISSUED = 3,    /* issued S (and P·V) and passed the turn on */
+  ATTN_EVENT_S_READY = 4,   /* S of the block is in its registers */
+  ATTN_EVENT_SOFTMAX = 5,   /* the softmax of the block is done (the pin stored) */
+  ATTN_EVENT_PV_READY = 6,  /* P·V of the previous block completed */
+  ATTN_EVENT_EPILOGUE = 7,  /* the tile's O and LSE are out */
+  ATTN_EVENT_COUNT = 8
+};
+
+#endif
