@@ -9,7 +9,9 @@
  *                  j ≤ i + seqlen_k − seqlen_q + window_right (when window_right ≥ 0).
  * Blocks entirely inside every row's range need no mask; only the ones crossing the seqlen_k
  * tail or a window edge pay for the comparisons.
- * Check: tests/gpu/gpu_attn_fwd.c (causal, local, seqlen_q ≠ seqlen_k, varlen).
+ * Check: tests/gpu/gpu_attn_fwd.c (causal, local, seqlen_q ≠ seqlen_k, varlen);
+ * tests/cpu_attn_mask_blocks.cu (the block ranges and bounds against a per-key brute force,
+ * on the host: the functions below are __host__ __device__ for it).
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_MASK_CUH
 #define FLASHC_KERNELS_ATTN_FWD_MASK_CUH
@@ -51,13 +53,13 @@ static __device__ __forceinline__ attn_fwd_sequence attn_fwd_sequence_of(const a
 }
 
 /* floor(a / b) for b > 0 and any a. */
-static __device__ __forceinline__ int attn_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static __host__ __device__ __forceinline__ int attn_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 /* Key blocks [first, end) that the tile of packed rows [m0, m0 + BlockM) visits (query rows
  * m0 >> pack_shift .. up to the last used one); empty when end ≤ first (the tile then writes
  * O = 0, LSE = −inf). */
 template <int BlockM, int BlockN>
-static __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params& p, const attn_fwd_sequence& s,
+static __host__ __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params& p, const attn_fwd_sequence& s,
                                                            int m0, int* first, int* end) {
   const int first_row = m0 >> p.pack_shift;
   const int last_row = (min(m0 + BlockM, s.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
@@ -81,11 +83,11 @@ static __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params
  *   n·B < last_row + shift − left               ⇔ n < ⌈(last_row + shift − left) / B⌉. */
 struct attn_fwd_masked_blocks {
   int below, from;
-  __device__ __forceinline__ bool contains(int n) const { return n >= from || n < below; }
+  __host__ __device__ __forceinline__ bool contains(int n) const { return n >= from || n < below; }
 };
 
 template <int BlockM, int BlockN>
-static __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
   const int from = s.seqlen_k / BlockN;
   if (p.window_right < 0) return from;
   const int first_row = m0 >> p.pack_shift;
@@ -93,7 +95,7 @@ static __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params
 }
 
 template <int BlockM, int BlockN>
-static __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
   if (p.window_left < 0) return 0;
   const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
   return -attn_floor_div(-(last_row + s.seqlen_k - s.seqlen_q - p.window_left), BlockN);
