@@ -29,8 +29,8 @@
 #include "flashc.h"
 #include "kernels/attn/attn_fwd_timeline.h"
 
-static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?", "tile", "turn", "issued", "s_ready", "softmax", "pv_ready",
-                                                          "epilogue"};
+static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?",       "tile",    "turn",     "issued",
+                                                          "s_ready", "softmax", "pv_ready", "epilogue"};
 
 static void die(const char* what, const char* detail) {
   fprintf(stderr, "attn_timeline: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -54,7 +54,8 @@ static void fill_random(uint16_t* data, size_t count, int bf16, uint64_t seed) {
     } else { /* |value| < 1: a normal or zero half, rounded toward zero (enough for timing) */
       const uint32_t sign = (bits >> 16) & 0x8000u;
       const int exponent = (int)((bits >> 23) & 0xFF) - 127 + 15;
-      data[i] = exponent <= 0 ? (uint16_t)sign : (uint16_t)(sign | ((uint32_t)exponent << 10) | ((bits >> 13) & 0x3FFu));
+      data[i] = exponent <= 0 ? (uint16_t)sign
+                              : (uint16_t)(sign | ((uint32_t)exponent << 10) | ((bits >> 13) & 0x3FFu));
     }
   }
 }
@@ -201,7 +202,8 @@ int main(int argc, char** argv) {
     fprintf(csv, "warp,cycle,event\n");
     for (int w = 0; w < warp_count; ++w)
       for (int i = 0; i < counts[w]; ++i)
-        fprintf(csv, "%d,%llu,%s\n", w, (unsigned long long)(warps[w][i].cycle - origin), EVENT_NAMES[warps[w][i].event]);
+        fprintf(csv, "%d,%llu,%s\n", w, (unsigned long long)(warps[w][i].cycle - origin),
+                EVENT_NAMES[warps[w][i].event]);
     fclose(csv);
   }
 

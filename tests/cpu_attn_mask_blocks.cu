@@ -37,8 +37,8 @@ static int check_tile(const attn_fwd_params& p, const attn_fwd_sequence& s, int 
   /* The rows the kernel treats as the tile's: packed rows m0 .. m0 + BlockM − 1, query row =
    * packed >> pack_shift (rows past seqlen_q included, as the bounds include them). */
   const int first_row = m0 >> p.pack_shift, last_row = (m0 + BlockM - 1) >> p.pack_shift;
-  const int used_last_row = ((m0 + BlockM < (s.seqlen_q << p.pack_shift) ? m0 + BlockM : (s.seqlen_q << p.pack_shift)) - 1) >>
-                            p.pack_shift;
+  const int packed_rows = s.seqlen_q << p.pack_shift;
+  const int used_last_row = ((m0 + BlockM < packed_rows ? m0 + BlockM : packed_rows) - 1) >> p.pack_shift;
   int first, end;
   attn_fwd_key_blocks<BlockM, BlockN>(p, s, m0, &first, &end);
   const attn_fwd_masked_blocks masked{attn_fwd_masked_below<BlockM, BlockN>(p, s, m0),

@@ -512,7 +512,8 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
      * inside the slack (bench/attn_timeline.c reads them back from the end). */
     const uintptr_t end = reinterpret_cast<uintptr_t>(workspace) + layout.total;
     params.timeline = reinterpret_cast<uint64_t*>((end - ATTN_FWD_TIMELINE_BYTES) & ~static_cast<uintptr_t>(7));
-    const cudaError_t error = cudaMemsetAsync(params.timeline, 0, ATTN_FWD_TIMELINE_BYTES, static_cast<cudaStream_t>(stream));
+    const cudaError_t error =
+        cudaMemsetAsync(params.timeline, 0, ATTN_FWD_TIMELINE_BYTES, static_cast<cudaStream_t>(stream));
     if (error != cudaSuccess)
       return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward: clearing the timeline failed: %s",
                      cudaGetErrorString(error));

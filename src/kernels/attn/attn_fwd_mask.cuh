@@ -53,14 +53,17 @@ static __device__ __forceinline__ attn_fwd_sequence attn_fwd_sequence_of(const a
 }
 
 /* floor(a / b) for b > 0 and any a. */
-static __host__ __device__ __forceinline__ int attn_floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static __host__ __device__ __forceinline__ int attn_floor_div(int a, int b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
 
 /* Key blocks [first, end) that the tile of packed rows [m0, m0 + BlockM) visits (query rows
  * m0 >> pack_shift .. up to the last used one); empty when end ≤ first (the tile then writes
  * O = 0, LSE = −inf). */
 template <int BlockM, int BlockN>
-static __host__ __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params& p, const attn_fwd_sequence& s,
-                                                           int m0, int* first, int* end) {
+static __host__ __device__ __forceinline__ void attn_fwd_key_blocks(const attn_fwd_params& p,
+                                                                    const attn_fwd_sequence& s, int m0, int* first,
+                                                                    int* end) {
   const int first_row = m0 >> p.pack_shift;
   const int last_row = (min(m0 + BlockM, s.seqlen_q << p.pack_shift) - 1) >> p.pack_shift;
   const int shift = s.seqlen_k - s.seqlen_q; /* bottom-right alignment */
@@ -87,7 +90,8 @@ struct attn_fwd_masked_blocks {
 };
 
 template <int BlockM, int BlockN>
-static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p,
+                                                                    const attn_fwd_sequence& s, int m0) {
   const int from = s.seqlen_k / BlockN;
   if (p.window_right < 0) return from;
   const int first_row = m0 >> p.pack_shift;
@@ -95,7 +99,8 @@ static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_f
 }
 
 template <int BlockM, int BlockN>
-static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p, const attn_fwd_sequence& s, int m0) {
+static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p,
+                                                                     const attn_fwd_sequence& s, int m0) {
   if (p.window_left < 0) return 0;
   const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
   return -attn_floor_div(-(last_row + s.seqlen_k - s.seqlen_q - p.window_left), BlockN);

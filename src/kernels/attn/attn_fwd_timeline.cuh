@@ -34,7 +34,8 @@ static __device__ __forceinline__ attn_fwd_timeline attn_fwd_timeline_open(const
 
 static __device__ __forceinline__ void attn_fwd_stamp(attn_fwd_timeline& t, int event) {
   if (t.entries != nullptr && t.count < ATTN_FWD_TIMELINE_CAPACITY)
-    t.entries[t.count++] = (static_cast<uint64_t>(clock64()) << ATTN_FWD_TIMELINE_EVENT_BITS) | static_cast<uint64_t>(event);
+    t.entries[t.count++] =
+        (static_cast<uint64_t>(clock64()) << ATTN_FWD_TIMELINE_EVENT_BITS) | static_cast<uint64_t>(event);
 }
 #else
 struct attn_fwd_timeline {};
