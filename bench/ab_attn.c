@@ -34,6 +34,9 @@
 
 #include "flashc.h"
 
+#define BENCH_PROGRAM "ab_attn"
+#include "bench_util.h"
+
 #define MAX_VARIANTS 8
 #define MAX_CASES 16
 #define MAX_SAMPLES 4096
@@ -54,15 +57,6 @@ typedef struct variant {
 typedef struct attn_case {
   int d, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits;
 } attn_case;
-
-static void die(const char* what, const char* detail) {
-  fprintf(stderr, "ab_attn: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-  exit(1);
-}
-
-static void check_cuda(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) die(what, cudaGetErrorString(error));
-}
 
 static void* symbol(void* library, const char* name) {
   void* address = dlsym(library, name);
@@ -88,26 +82,6 @@ static void load_variant(variant* v, const char* spec) {
 }
 
 /* Uniform [-1, 1) as 16-bit floats (bf16: the top half of the fp32; fp16 via the CUDA type). */
-static void fill_random(uint16_t* data, size_t count, int bf16, uint64_t seed) {
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (size_t i = 0; i < count; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const float value = (float)((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-    if (bf16) {
-      uint32_t bits;
-      memcpy(&bits, &value, 4);
-      data[i] = (uint16_t)(bits >> 16);
-    } else {
-      /* fp16 from a value in [-1, 1): sign, exponent and 10 mantissa bits, truncated */
-      uint32_t bits;
-      memcpy(&bits, &value, 4);
-      const uint32_t sign = (bits >> 16) & 0x8000u;
-      const int exponent = (int)((bits >> 23) & 0xFF) - 127 + 15;
-      data[i] = exponent <= 0 ? (uint16_t)sign : (uint16_t)(sign | ((uint32_t)exponent << 10) | ((bits >> 13) & 0x3FF));
-    }
-  }
-}
-
 static int compare_float(const void* a, const void* b) {
   const float x = *(const float*)a, y = *(const float*)b;
   return (x > y) - (x < y);

@@ -29,36 +29,11 @@
 #include "flashc.h"
 #include "kernels/attn/attn_fwd_timeline.h"
 
+#define BENCH_PROGRAM "attn_timeline"
+#include "bench_util.h"
+
 static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?",       "tile",    "turn",     "issued",
                                                           "s_ready", "softmax", "pv_ready", "epilogue"};
-
-static void die(const char* what, const char* detail) {
-  fprintf(stderr, "attn_timeline: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
-  exit(1);
-}
-
-static void check_cuda(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) die(what, cudaGetErrorString(error));
-}
-
-/* Uniform values in [-1, 1) as bf16 or fp16 bits (a 64-bit LCG; reproducible). */
-static void fill_random(uint16_t* data, size_t count, int bf16, uint64_t seed) {
-  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
-  for (size_t i = 0; i < count; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const float value = (float)((state >> 40) & 0xFFFFFF) / 8388608.0f - 1.0f;
-    uint32_t bits;
-    memcpy(&bits, &value, 4);
-    if (bf16) {
-      data[i] = (uint16_t)((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
-    } else { /* |value| < 1: a normal or zero half, rounded toward zero (enough for timing) */
-      const uint32_t sign = (bits >> 16) & 0x8000u;
-      const int exponent = (int)((bits >> 23) & 0xFF) - 127 + 15;
-      data[i] = exponent <= 0 ? (uint16_t)sign
-                              : (uint16_t)(sign | ((uint32_t)exponent << 10) | ((bits >> 13) & 0x3FFu));
-    }
-  }
-}
 
 typedef struct entry {
   uint64_t cycle;

@@ -10,10 +10,11 @@
  * Q's space after the warpgroup's last S = Q·Kᵀ; either way the warpgroup's own 64 rows (the
  * other warpgroup never reads them) in the swizzled block layout of V's rows, written with
  * stmatrix where the instance allows (STMATRIX_O_STAGING) — free of bank conflicts either
- * way — and read row-wise in 16-byte pieces, each quarter-warp one whole 128-byte line. Stores are guarded by the sequence's used length, which covers
- * varlen and seqused_q (rows past it are another sequence's or must stay untouched). With
- * O in Q's space every consumer thread arrives on q_empty when done, so the producer may load
- * the next tile's Q there (with a buffer of its own, Q was freed in the main loop).
+ * way — and read row-wise in 16-byte pieces, each quarter-warp one whole 128-byte line.
+ * Stores are guarded by the sequence's used length, which covers varlen and seqused_q (rows
+ * past it are another sequence's or must stay untouched). With O in Q's space every consumer
+ * thread arrives on q_empty when done, so the producer may load the next tile's Q there (with
+ * a buffer of its own, Q was freed in the main loop).
  * Split-KV tiles (attn_fwd_params.o_partial) take attn_fwd_store_partial instead: the
  * normalized O straight from the accumulator fragment in fp32 and the LSE into the partials
  * workspace, with plain guarded stores (no staging: each quad of lanes writes 32 contiguous
