@@ -83,9 +83,12 @@ struct attn_fwd_tile {
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. */
   static constexpr bool PINGPONG = HeadDim <= 128;
-  /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh): pays where O's
-   * rescale is long (64+ multiplications per thread and block), costs at d_v 64. */
-  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128;
+  /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh). Pays where O's
+   * rescale is long (64+ multiplications per thread and block) and, at d_v 64, with wide key
+   * blocks or three consumers; at d_v 64 with 128-key blocks the votes cost more than the 32
+   * multiplications they skip (H200, same process, 11th session: 192-key blocks +4.6 % causal
+   * 4k, the 3-consumer instance +2.5–3.6 %, 128-key blocks −3.5 % at 1k). */
+  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128 || Consumers == 3 || BlockN >= 192;
   /* Q's wgmma descriptor made visibly warp-uniform (attn_fwd_uniform_stage), so ptxas keeps
    * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
    * loop-invariant descriptors cost 12–20 bytes of spill, so there only the address word is
@@ -101,11 +104,14 @@ struct attn_fwd_tile {
   /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
    * where it lost (registers). */
   static constexpr bool SOFTMAX_MAX_TREE = Consumers == 2;
-  /* The key blocks that need masks are two bounds computed once per tile
-   * (attn_fwd_masked_blocks); the 3-consumer instance (128 registers) spilled holding both
-   * through the key loop, so it holds the right one and recomputes the left window's per block
-   * (nothing without a left window, the only kind it is launched for). */
-  static constexpr bool HOIST_MASKED_BELOW = Consumers == 2;
+  /* Row sums in two interleaved partial sums (two dependent FADD chains of half the length):
+   * the 3-consumer instance +1–2 % (H200, 11th session); the two-consumer ones lost 1–2 %. */
+  static constexpr bool SOFTMAX_SPLIT_SUM = Consumers == 3;
+  /* Whether the instance handles sliding windows and causal masks. The 3-consumer instance is
+   * launched only for problems without them (consumers_for_problem), so its key loop tests and
+   * masks only the seqlen_k tail (the per-block window test cost ~7 % of its consumers' samples,
+   * ncu, d64 16k). */
+  static constexpr bool WINDOWS = Consumers == 2;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -119,6 +119,8 @@ cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cuda
   constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
   static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");
+  /* An instance without windows would ignore them (consumers_for_problem never picks one). */
+  if (!T::WINDOWS && (params.window_left >= 0 || params.window_right >= 0)) return cudaErrorInvalidValue;
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
   kernel<<<grid, T::THREADS, smem_bytes, stream>>>(params);

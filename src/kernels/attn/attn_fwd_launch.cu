@@ -93,7 +93,8 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int p
 }
 
 /* Consumer warpgroups for problem p: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a
- * 3-consumer instance is built for (d, d_v), else 2. */
+ * 3-consumer instance is built for (d, d_v), else 2. Never 3 for a problem with a window:
+ * the 3-consumer instances mask only the seqlen_k tail (attn_fwd_tile::WINDOWS). */
 int consumers_for_problem(const fc_attn_problem* p) {
   const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
                              p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;

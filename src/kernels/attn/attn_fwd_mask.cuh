@@ -109,8 +109,9 @@ static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_
 /* Sets the invisible entries of a consumer's S fragment (64 × BlockN, packed rows from `row0`,
  * keys from n0) to −inf. Thread `thread` holds packed rows row0 + 16w + g and + 8 (w = warp,
  * g = lane / 4; query row = packed row >> pack_shift) and columns 8j + 2(lane % 4) + {0, 1}
- * (ptx_wgmma.cuh). */
-template <int BlockN>
+ * (ptx_wgmma.cuh). Without `Windows` only the seqlen_k tail is masked (the caller's problem
+ * has no window). */
+template <int BlockN, bool Windows = true>
 static __device__ __forceinline__ void attn_fwd_apply_mask(float (&s)[BlockN / 2], const attn_fwd_params& p,
                                                            const attn_fwd_sequence& seq, int row0, int n0,
                                                            int thread) {
@@ -121,8 +122,8 @@ static __device__ __forceinline__ void attn_fwd_apply_mask(float (&s)[BlockN / 2
     const int row = (row0 + 16 * (thread / 32) + (thread % 32) / 4 + 8 * half) >> p.pack_shift;
     const int diagonal = row + shift;
     int lo = 0, hi = seq.seqlen_k - 1; /* visible keys [lo, hi] */
-    if (p.window_left >= 0) lo = max(lo, diagonal - p.window_left);
-    if (p.window_right >= 0) hi = min(hi, diagonal + p.window_right);
+    if (Windows && p.window_left >= 0) lo = max(lo, diagonal - p.window_left);
+    if (Windows && p.window_right >= 0) hi = min(hi, diagonal + p.window_right);
 #pragma unroll
     for (int j = 0; j < BlockN / 8; ++j) {
 #pragma unroll

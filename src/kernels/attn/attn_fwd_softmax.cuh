@@ -78,20 +78,21 @@ static __device__ __forceinline__ void attn_softcap(float (&s)[Count], float inp
 constexpr float ATTN_RESCALE_THRESHOLD_LOG2 = 8.0f;
 
 /* p = exp2(s · scale_log2 − max_scaled) in place over one row's columns of the fragment
- * (half 0: columns 4j, 4j+1; half 1: 4j+2, 4j+3); returns their sum. */
-template <int Count>
+ * (half 0: columns 4j, 4j+1; half 1: 4j+2, 4j+3); returns their sum, accumulated in one
+ * chain or (`SplitSum`) in two, one per column parity. */
+template <bool SplitSum, int Count>
 static __device__ __forceinline__ float attn_exp_row(float (&s)[Count], int half, float scale_log2, float max_scaled) {
-  float sum = 0.0f;
+  float sum[2] = {0.0f, 0.0f};
 #pragma unroll
   for (int j = 0; j < Count / 4; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       float& value = s[4 * j + 2 * half + e];
       value = attn_exp2(fmaf(value, scale_log2, -max_scaled));
-      sum += value;
+      sum[SplitSum ? e : 0] += value;
     }
   }
-  return sum;
+  return SplitSum ? sum[0] + sum[1] : sum[0];
 }
 
 /* The maximum of one row's columns of the fragment, over the quad. `Tree`: pairwise, depth
@@ -123,7 +124,7 @@ static __device__ __forceinline__ float attn_block_row_max(const float (&s)[Coun
  * accumulated so far must be rescaled (warp-uniform), by the factors put in `o_scale`: always
  * unless `Conditional`, then only when some row of the warp rose past the threshold (a half
  * whose rows did not rise gets the factor 1). */
-template <bool Conditional, bool MaxTree, int Count>
+template <bool Conditional, bool MaxTree, bool SplitSum, int Count>
 static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn_softmax_rows& rows,
                                                          float scale_log2, float (&o_scale)[2]) {
   if constexpr (!Conditional) {
@@ -134,7 +135,7 @@ static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn
       rows.max[half] = new_max;
       const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
       o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - max_scaled);
-      rows.sum[half] = rows.sum[half] * o_scale[half] + attn_exp_row(s, half, scale_log2, max_scaled);
+      rows.sum[half] = rows.sum[half] * o_scale[half] + attn_exp_row<SplitSum>(s, half, scale_log2, max_scaled);
     }
     return true;
   } else {
@@ -154,7 +155,7 @@ static __device__ __forceinline__ bool attn_softmax_step(float (&s)[Count], attn
         o_scale[half] = old_max == -INFINITY ? 0.0f : attn_exp2(old_max * scale_log2 - new_scaled);
       }
       const float max_scaled = rows.max[half] == -INFINITY ? 0.0f : rows.max[half] * scale_log2;
-      const float sum = attn_exp_row(s, half, scale_log2, max_scaled);
+      const float sum = attn_exp_row<SplitSum>(s, half, scale_log2, max_scaled);
       rows.sum[half] = rescale ? rows.sum[half] * o_scale[half] + sum : rows.sum[half] + sum;
       rescale_any |= rescale;
     }
