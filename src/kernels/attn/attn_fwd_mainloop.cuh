@@ -367,17 +367,19 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     attn_fwd_pack_p<Input, T>(pfrag, s);
   }
 
+  /* Only the loop's first P·V (or the last-block section's) reads block end − 1's V: its tail
+   * is zeroed here, before any turn (the zeroing meets the other consumers at a barrier), so the
+   * loop waits for V between the S and the P·V issue (S does not wait for V; H200 +0.3–2.9 %)
+   * with no per-block test. */
+  if (zero_tail && end - 1 > first) {
+    const int v_stage = attn_fwd_uniform_stage(state.v_position);
+    mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
+    attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
+  }
+
   for (int n = end - 2; n >= first; --n) {
     const int k_stage = attn_fwd_uniform_stage(state.k_position), v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
-    /* V is waited for between the S and the P·V issue (S does not wait for V; H200 +0.3–2.9 %),
-     * except in the block whose V tail is zeroed: that meets the other consumers at a barrier,
-     * which must not happen inside a turn. */
-    const bool v_tail_block = zero_tail && n + 1 == end - 1;
-    if (v_tail_block) {
-      mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
-      attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
-    }
     wgmma_fence_operand(s);
     wgmma_fence_operand(o);
 #pragma unroll
@@ -387,7 +389,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence();
     attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
-    if (!v_tail_block) mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
+    mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
      * softmax step returned), then add P_{n+1}·V_{n+1}. */
     if (o_rescale) attn_rescale_rows(o, o_scale);
