@@ -81,8 +81,13 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_N = BlockN;
   static constexpr int STAGES = 2;
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
-   * FlashAttention-3 does for 16-bit inputs with d ≤ 128. */
-  static constexpr bool PINGPONG = HeadDim <= 128;
+   * FlashAttention-3 does for 16-bit inputs with d ≤ 128. Off: since the softmax runs under
+   * P·V (the pin) and the per-block work shrank, the turns only delay issue (H200, same
+   * process, 11th session: without them d128 +2.0–2.8 % at 1k–16k and causal, d64 +1.5–5.6 %
+   * on top of that; d96 not measured). It won in the 3rd session, when the exponentials still
+   * waited for P·V; the event timeline (attn_fwd_timeline.h) showed each warpgroup holding its
+   * turn ~1000 cycles while its wgmmas queued behind the other's. */
+  static constexpr bool PINGPONG = false;
   /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh). Pays where O's
    * rescale is long (64+ multiplications per thread and block) and, at d_v 64, with wide key
    * blocks or three consumers; at d_v 64 with 128-key blocks the votes cost more than the 32
