@@ -251,7 +251,8 @@ static __device__ __forceinline__ void attn_fwd_zero_v_tail(uint8_t* v_slot, int
  * hands the turn to the next (round robin), so the tensor core alternates between them and one
  * warpgroup's softmax runs while another's GEMMs execute (FlashAttention-3 §3.1). The last
  * consumer grants consumer 0 the first turn at start; consumer 0 takes the one arrival left
- * over at the end. Each turn barrier joins two warpgroups: the one waiting and the one passing. */
+ * over at the end. Each turn barrier joins two warpgroups: the one waiting and the one passing.
+ * Off in every instance since the 11th session (attn_fwd_tile::PINGPONG says why). */
 constexpr int ATTN_FWD_TURN_THREADS = 2 * ATTN_FWD_WARPGROUP_THREADS;
 
 template <class T>
