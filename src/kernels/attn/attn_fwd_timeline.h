@@ -24,7 +24,7 @@
 /* What a consumer warp had just done when it stamped. */
 enum attn_fwd_event {
   ATTN_EVENT_TILE = 1,      /* got the tile's Q (q_full) */
-  ATTN_EVENT_TURN = 2,      /* its ping-pong turn to issue wgmmas began */
+  ATTN_EVENT_TURN = 2,      /* its turn to issue wgmmas began (ping-pong off: it is about to issue) */
   ATTN_EVENT_ISSUED = 3,    /* issued S (and P·V) and passed the turn on */
   ATTN_EVENT_S_READY = 4,   /* S of the block is in its registers */
   ATTN_EVENT_SOFTMAX = 5,   /* the softmax of the block is done (the pin stored) */
