@@ -15,7 +15,8 @@
  * warp,cycle,event; --show N prints the first N entries of warpgroup 0's and 1's first warps
  * merged in time. --raw-out saves the timeline as read (ATTN_FWD_TIMELINE_BYTES); --raw-in
  * analyses such a file instead of running anything (no GPU needed). With a library built
- * without the timeline it says so and exits 1.
+ * without the timeline it says so and exits 1. bench/attn_timeline_gaps.py reads the CSV and
+ * prints who waited for whom (turn gaps, issue, S and softmax durations per warpgroup).
  * The stamps cost a clock read and a store each, and the 3-consumer d64 instance spills with
  * them (24 bytes): read its intervals as approximate.
  */
