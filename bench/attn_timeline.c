@@ -33,8 +33,8 @@
 #define BENCH_PROGRAM "attn_timeline"
 #include "bench_util.h"
 
-static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?",       "tile",    "turn",     "issued",
-                                                          "s_ready", "softmax", "pv_ready", "epilogue"};
+static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?",        "tile",     "turn",     "issued",  "s_ready",
+                                                          "softmax", "pv_ready", "epilogue", "o_staged"};
 
 typedef struct entry {
   uint64_t cycle;
@@ -160,6 +160,8 @@ int main(int argc, char** argv) {
       if (value == 0) break;
       warps[w][i].cycle = value >> ATTN_FWD_TIMELINE_EVENT_BITS;
       warps[w][i].event = (int)(value & ((1u << ATTN_FWD_TIMELINE_EVENT_BITS) - 1));
+      if (warps[w][i].event == 0 || warps[w][i].event >= ATTN_EVENT_COUNT)
+        die("an entry with an unknown event", "was the timeline written by another build?");
       if (warps[w][i].cycle < origin) origin = warps[w][i].cycle;
       counts[w] = i + 1;
     }

@@ -31,6 +31,7 @@
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_scheduler.cuh"
 #include "kernels/attn/attn_fwd_softmax.cuh"
+#include "kernels/attn/attn_fwd_timeline.cuh"
 #include "kernels/common/ptx.cuh"
 
 /* Split-KV: this consumer's rows of the tile as fp32 partials (attn_fwd_params.o_partial /
@@ -74,7 +75,8 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
                                                              const attn_fwd_tile_coord& tile, int m0, int consumer,
                                                              int thread, int tile_row0, int fragment_row,
                                                              const float (&o)[T::O_ACCUMULATORS],
-                                                             const float (&normalizer)[2], const float (&lse)[2]) {
+                                                             const float (&normalizer)[2], const float (&lse)[2],
+                                                             attn_fwd_timeline& timeline) {
   constexpr smem_swizzle SW = T::V_SWIZZLE;
   constexpr int CHUNK_ELEMENTS = 16 / T::ELEMENT_BYTES;
   constexpr int CHUNKS_PER_ROW = T::HEAD_DIM_V / CHUNK_ELEMENTS;
@@ -118,6 +120,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
   }
   if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
   named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+  attn_fwd_stamp(timeline, ATTN_EVENT_O_STAGED);
 
   /* Packed tile row → (query row, query head): row = packed >> pack_shift, head = q_head0 +
    * (packed & (2^pack_shift − 1)). */
@@ -171,7 +174,8 @@ template <int Input, class T>
 static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                          const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
                                                          int m0, int consumer, int thread,
-                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
+                                                         attn_fwd_timeline& timeline) {
   float normalizer[2], lse[2];
   attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
 
@@ -182,7 +186,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
     attn_fwd_store_partial<T>(p, seq, tile, m0, fragment_row, fragment_column, o, normalizer, lse, thread);
   else
     attn_fwd_store_output<Input, T>(p, sm, seq, tile, m0, consumer, thread, tile_row0, fragment_row, o, normalizer,
-                                    lse);
+                                    lse, timeline);
   if constexpr (!T::O_SEPARATE) {
     /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote
      * (split tiles wrote nothing there; the arrival is what the producer waits for). */

@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       const int m0 = tile.m_block * T::BLOCK_M;
       const int first = sm.job->first, end = sm.job->end;
       attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
-      attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows);
+      attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows, state.timeline);
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }
     if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */

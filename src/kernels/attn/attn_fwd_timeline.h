@@ -30,7 +30,8 @@ enum attn_fwd_event {
   ATTN_EVENT_SOFTMAX = 5,   /* the softmax of the block is done (the pin stored) */
   ATTN_EVENT_PV_READY = 6,  /* P·V of the previous block completed */
   ATTN_EVENT_EPILOGUE = 7,  /* the tile's O and LSE are out */
-  ATTN_EVENT_COUNT = 8
+  ATTN_EVENT_O_STAGED = 8,  /* the epilogue staged O in shared memory (unsplit tiles), before its store */
+  ATTN_EVENT_COUNT = 9
 };
 
 #endif
