@@ -8,7 +8,9 @@
  *     [first, end) — a block outside it holds no visible key for any of the tile's rows;
  *   - attn_fwd_masked_from / _below: block n is in the masked set (n ≥ from or n < below)
  *     exactly when some (row, key) pair of the tile's rows × the block's keys is invisible,
- *     for every n the key loop can visit.
+ *     for every n the key loop can visit (attn_fwd_masked_blocks_of, as the kernel builds it);
+ *   - without windows, the windowless form (Windows = false, the 3-consumer instances') finds
+ *     the same bounds.
  * A wrong bound shows as a block the kernel skips although a row sees a key in it (wrong
  * results) or as an unmasked block with an invisible key (a row sees a key it must not).
  * Runs without a GPU (it is built with nvcc because the header is CUDA C++).
@@ -41,8 +43,17 @@ static int check_tile(const attn_fwd_params& p, const attn_fwd_sequence& s, int 
   const int used_last_row = ((m0 + BlockM < packed_rows ? m0 + BlockM : packed_rows) - 1) >> p.pack_shift;
   int first, end;
   attn_fwd_key_blocks<BlockM, BlockN>(p, s, m0, &first, &end);
-  const attn_fwd_masked_blocks masked{attn_fwd_masked_below<BlockM, BlockN>(p, s, m0),
-                                      attn_fwd_masked_from<BlockM, BlockN>(p, s, m0)};
+  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<BlockM, BlockN>(p, s, m0);
+  /* An instance without windows (attn_fwd_tile::WINDOWS, Windows = false) runs only problems
+   * without one: there it must find the same blocks. */
+  if (p.window_left < 0 && p.window_right < 0) {
+    const attn_fwd_masked_blocks windowless = attn_fwd_masked_blocks_of<BlockM, BlockN, false>(p, s, m0);
+    if (windowless.below != masked.below || windowless.from != masked.from) {
+      snprintf(why, why_size, "without windows: below %d, from %d; the windowed bounds: below %d, from %d",
+               windowless.below, windowless.from, masked.below, masked.from);
+      return 1;
+    }
+  }
   const int blocks = (s.seqlen_k + BlockN - 1) / BlockN;
   for (int n = 0; n < blocks + 1; ++n) {
     bool any_visible = false, any_invisible = false;

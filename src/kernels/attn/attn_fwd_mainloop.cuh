@@ -327,10 +327,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
 
   /* Which key blocks need masks, computed once per tile (attn_fwd_masked_blocks); an instance
    * without windows (attn_fwd_tile::WINDOWS) masks only the seqlen_k tail. */
-  const attn_fwd_masked_blocks masked =
-      T::WINDOWS ? attn_fwd_masked_blocks{attn_fwd_masked_below<T::BLOCK_M, T::BLOCK_N>(p, seq, m0),
-                                          attn_fwd_masked_from<T::BLOCK_M, T::BLOCK_N>(p, seq, m0)}
-                 : attn_fwd_masked_blocks{0, seq.seqlen_k / T::BLOCK_N};
+  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
 
   float s[T::S_ACCUMULATORS];
   uint32_t pfrag[T::PV_STEPS][4];

@@ -89,21 +89,31 @@ struct attn_fwd_masked_blocks {
   __host__ __device__ __forceinline__ bool contains(int n) const { return n >= from || n < below; }
 };
 
-template <int BlockM, int BlockN>
+/* `Windows` false: the caller's instance takes no window (attn_fwd_tile::WINDOWS), so only the
+ * seqlen_k tail counts, as with window_left = window_right = −1. */
+template <int BlockM, int BlockN, bool Windows = true>
 static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p,
                                                                     const attn_fwd_sequence& s, int m0) {
   const int from = s.seqlen_k / BlockN;
-  if (p.window_right < 0) return from;
+  if (!Windows || p.window_right < 0) return from;
   const int first_row = m0 >> p.pack_shift;
   return min(from, attn_floor_div(first_row + s.seqlen_k - s.seqlen_q + p.window_right + 1, BlockN));
 }
 
-template <int BlockM, int BlockN>
+template <int BlockM, int BlockN, bool Windows = true>
 static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p,
                                                                      const attn_fwd_sequence& s, int m0) {
-  if (p.window_left < 0) return 0;
+  if (!Windows || p.window_left < 0) return 0;
   const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
   return -attn_floor_div(-(last_row + s.seqlen_k - s.seqlen_q - p.window_left), BlockN);
+}
+
+template <int BlockM, int BlockN, bool Windows = true>
+static __host__ __device__ __forceinline__ attn_fwd_masked_blocks attn_fwd_masked_blocks_of(const attn_fwd_params& p,
+                                                                                            const attn_fwd_sequence& s,
+                                                                                            int m0) {
+  return attn_fwd_masked_blocks{attn_fwd_masked_below<BlockM, BlockN, Windows>(p, s, m0),
+                                attn_fwd_masked_from<BlockM, BlockN, Windows>(p, s, m0)};
 }
 
 /* Sets the invisible entries of a consumer's S fragment (64 × BlockN, packed rows from `row0`,
