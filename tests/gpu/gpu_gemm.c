@@ -99,6 +99,13 @@ static gemm_case hopper_k_major_case(flashc_dtype in, flashc_dtype out, int m, i
   return gc;
 }
 
+/* The epilogue of a fixed case: C scaled by beta (0: none), a bias per column, an activation. */
+static void set_epilogue(gemm_case* gc, float beta, int bias, flashc_activation act) {
+  gc->beta = beta;
+  gc->bias = bias;
+  gc->act = act;
+}
+
 /* Runs one case; returns 1 on pass. */
 static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
   /* e4m3 has widths 128 and 144: the rotation's 256 stands for 144 there, 64 for the heuristic. */
@@ -431,9 +438,7 @@ int main(int argc, char** argv) {
     gc.k = 1000;
     gc.batch = 1;
     gc.alpha = 1.0f;
-    gc.beta = 0.5f;
-    gc.bias = 1;
-    gc.act = FLASHC_ACTIVATION_GELU;
+    set_epilogue(&gc, 0.5f, 1, FLASHC_ACTIVATION_GELU);
     gc.algo = FLASHC_GEMM_ALGO_AUTO;
     gc.tile_n = tile_fixed; /* the heuristic unless forced */
     test_rng rng = test_rng_make(seed, stream++);
@@ -447,9 +452,7 @@ int main(int argc, char** argv) {
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
     gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 260, 4096, 1, 1.0f);
-    gc.beta = 0.5f;
-    gc.bias = 1;
-    gc.act = FLASHC_ACTIVATION_RELU;
+    set_epilogue(&gc, 0.5f, 1, FLASHC_ACTIVATION_RELU);
     gc.tile_n = tile_fixed;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
@@ -457,16 +460,12 @@ int main(int argc, char** argv) {
     /* e4m3 144-wide tiles through the general epilogue (C, bias, GELU; a partial last fp32
      * chunk of 16 columns) and a tail tile column (300 = 2 × 144 + 12). */
     gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 200, 300, 512, 3, 0.5f);
-    gc.beta = 0.25f;
-    gc.bias = 1;
-    gc.act = FLASHC_ACTIVATION_GELU;
+    set_epilogue(&gc, 0.25f, 1, FLASHC_ACTIVATION_GELU);
     gc.tile_n = 256; /* → 144 for e4m3 */
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
     gc.out = FLASHC_DTYPE_BF16; /* and the plain 96-byte TMA chunks with a tail */
-    gc.beta = 0.0f;
-    gc.bias = 0;
-    gc.act = FLASHC_ACTIVATION_NONE;
+    set_epilogue(&gc, 0.0f, 0, FLASHC_ACTIVATION_NONE);
     gc.n = 296;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
