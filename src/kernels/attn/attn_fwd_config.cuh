@@ -89,11 +89,12 @@ struct attn_fwd_tile {
    * turn ~1000 cycles while its wgmmas queued behind the other's. */
   static constexpr bool PINGPONG = false;
   /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh). Pays where O's
-   * rescale is long (64+ multiplications per thread and block) and, at d_v 64, with wide key
+   * rescale is long (48+ multiplications per thread and block) and, at d_v 64, with wide key
    * blocks or three consumers; at d_v 64 with 128-key blocks the votes cost more than the 32
    * multiplications they skip (H200, same process, 11th session: 192-key blocks +4.6 % causal
-   * 4k, the 3-consumer instance +2.5–3.6 %, 128-key blocks −3.5 % at 1k). */
-  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 128 || Consumers == 3 || BlockN >= 192;
+   * 4k, the 3-consumer instance +2.5–3.6 %, 128-key blocks −3.5 % at 1k; 12th session, without
+   * ping-pong: d_v 96 +5.8 % at 1k and +7.7 % at 4k, d_v 64 with 128-key blocks −1.6 % at 1k). */
+  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 96 || Consumers == 3 || BlockN >= 192;
   /* Q's wgmma descriptor made visibly warp-uniform (attn_fwd_uniform_stage), so ptxas keeps
    * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
    * loop-invariant descriptors cost 12–20 bytes of spill, so there only the address word is

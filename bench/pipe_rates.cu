@@ -1,0 +1,192 @@
+/*
+ * pipe_rates.cu — per-SM throughput of the instructions the attention softmax is made of, on
+ * the GPU at hand: exponentials (MUFU.EX2, f32 and the packed 16-bit forms), the f32 → 16-bit
+ * pair conversion that packs P (F2FP), FFMA and FMNMX, alone and mixed in pairs. A mix whose
+ * time is the sum of its parts' times shares a pipe; one whose time is the larger part's runs
+ * on separate pipes. The attention forward's softmax budget (docs/NOTES-attn-fwd.md) is
+ * reasoned from these numbers.
+ *
+ *   ./build/bench/pipe_rates   (built with the benchmarks; or nvcc -O3 -arch=sm_90a bench/pipe_rates.cu)
+ *
+ * Method: one 1024-thread block per SM (8 warps per scheduler), each thread runs CHAINS
+ * independent dependent chains of the operation for ITERATIONS rounds; the block's clock64()
+ * span gives results per clock per SM = threads · CHAINS · ITERATIONS · ops-per-round / cycles.
+ * The median over the SMs is printed. Not a test: nothing is asserted (speed lives here).
+ * H200, 2026-11-30: FFMA 122, FMNMX 64, MUFU.EX2 16, ex2 f16x2 / bf16x2 8 pairs (no faster
+ * than f32), F2FP 64 (its own pipe beside the MUFU; shared with PRMT), per clock per SM.
+ */
+#include <cstdio>
+#include <cstdint>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+
+constexpr int THREADS = 1024;
+constexpr int CHAINS = 8;
+constexpr int ITERATIONS = 512;
+
+/* Each op family: one step of every chain; the value stays a 32-bit register (a float or a
+ * packed pair) so every op can feed itself. */
+struct op_ffma {
+  static constexpr const char* name = "FFMA (fma.rn.f32)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    float f = __uint_as_float(x);
+    asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A800000;" : "+f"(f));
+    x = __float_as_uint(f);
+  }
+};
+struct op_fmnmx {
+  static constexpr const char* name = "FMNMX (max.f32)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    float f = __uint_as_float(x);
+    asm volatile("max.f32 %0, %0, 0f3F000000;" : "+f"(f));
+    x = __float_as_uint(f);
+  }
+};
+struct op_ex2 {
+  static constexpr const char* name = "MUFU.EX2 (ex2.approx.ftz.f32)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    float f = __uint_as_float(x);
+    asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(f));
+    x = __float_as_uint(f);
+  }
+};
+struct op_ex2_f16x2 {
+  static constexpr const char* name = "ex2.approx.f16x2 (2 results)";
+  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(x)); }
+};
+struct op_ex2_bf16x2 {
+  static constexpr const char* name = "ex2.approx.ftz.bf16x2 (2 results)";
+  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.ftz.bf16x2 %0, %0;" : "+r"(x)); }
+};
+struct op_cvt_bf16x2 {
+  static constexpr const char* name = "F2FP (cvt.rn.bf16x2.f32)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    asm volatile("cvt.rn.bf16x2.f32 %0, %1, %1;" : "=r"(x) : "f"(__uint_as_float(x)));
+  }
+};
+struct op_cvt_f16x2 {
+  static constexpr const char* name = "F2FP (cvt.rn.f16x2.f32)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    asm volatile("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(x) : "f"(__uint_as_float(x)));
+  }
+};
+/* bf16 → f32 of a pair's halves: a shift / mask on the integer pipe (PRMT or SHF/LOP). */
+struct op_bf16_to_f32 {
+  static constexpr const char* name = "PRMT (bf16 pair half -> f32 bits)";
+  static __device__ __forceinline__ void step(uint32_t& x) {
+    asm volatile("prmt.b32 %0, %0, 0, 0x1054;" : "+r"(x));
+  }
+};
+struct op_hadd2 {
+  static constexpr const char* name = "HADD2 (add.rn.f16x2)";
+  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("add.rn.f16x2 %0, %0, %0;" : "+r"(x)); }
+};
+
+/* Two ops per round, A then B on alternate chains: the time against A's and B's alone. */
+template <class A, class B>
+struct op_mix {
+  static __device__ __forceinline__ void step2(uint32_t (&v)[CHAINS]) {
+#pragma unroll
+    for (int c = 0; c < CHAINS; c += 2) {
+      A::step(v[c]);
+      B::step(v[c + 1]);
+    }
+  }
+};
+
+template <class Op>
+__global__ void __launch_bounds__(THREADS, 1) rate_kernel(uint32_t* sink, long long* cycles) {
+  uint32_t v[CHAINS];
+#pragma unroll
+  for (int c = 0; c < CHAINS; ++c) v[c] = 0x3F000000u + threadIdx.x + c;
+  __syncthreads();
+  const long long start = clock64();
+  for (int it = 0; it < ITERATIONS; ++it) {
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) Op::step(v[c]);
+  }
+  __syncthreads();
+  const long long stop = clock64();
+  uint32_t acc = 0;
+#pragma unroll
+  for (int c = 0; c < CHAINS; ++c) acc ^= v[c];
+  sink[blockIdx.x * THREADS + threadIdx.x] = acc;
+  if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
+}
+
+template <class A, class B>
+__global__ void __launch_bounds__(THREADS, 1) mix_kernel(uint32_t* sink, long long* cycles) {
+  uint32_t v[CHAINS];
+#pragma unroll
+  for (int c = 0; c < CHAINS; ++c) v[c] = 0x3F000000u + threadIdx.x + c;
+  __syncthreads();
+  const long long start = clock64();
+  for (int it = 0; it < ITERATIONS; ++it) op_mix<A, B>::step2(v);
+  __syncthreads();
+  const long long stop = clock64();
+  uint32_t acc = 0;
+#pragma unroll
+  for (int c = 0; c < CHAINS; ++c) acc ^= v[c];
+  sink[blockIdx.x * THREADS + threadIdx.x] = acc;
+  if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
+}
+
+static double median_cycles(void (*kernel)(uint32_t*, long long*), int sms, uint32_t* sink, long long* cycles) {
+  std::vector<long long> host(sms);
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    kernel<<<sms, THREADS>>>(sink, cycles);
+    cudaDeviceSynchronize();
+    cudaMemcpy(host.data(), cycles, sms * sizeof(long long), cudaMemcpyDeviceToHost);
+    std::sort(host.begin(), host.end());
+    best = std::min(best, static_cast<double>(host[sms / 2]));
+  }
+  return best;
+}
+
+int main() {
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    std::printf("pipe_rates: no CUDA device\n");
+    return 77;
+  }
+  const int sms = prop.multiProcessorCount;
+  uint32_t* sink;
+  long long* cycles;
+  cudaMalloc(&sink, sizeof(uint32_t) * sms * THREADS);
+  cudaMalloc(&cycles, sizeof(long long) * sms);
+  const double ops = static_cast<double>(THREADS) * CHAINS * ITERATIONS;
+  std::printf("# %s, %d SMs; results per clock per SM (thread-level ops), median SM of the best of 3\n", prop.name, sms);
+  struct single { const char* name; void (*kernel)(uint32_t*, long long*); };
+  const single singles[] = {
+      {op_ffma::name, rate_kernel<op_ffma>},
+      {op_fmnmx::name, rate_kernel<op_fmnmx>},
+      {op_ex2::name, rate_kernel<op_ex2>},
+      {op_ex2_f16x2::name, rate_kernel<op_ex2_f16x2>},
+      {op_ex2_bf16x2::name, rate_kernel<op_ex2_bf16x2>},
+      {op_cvt_bf16x2::name, rate_kernel<op_cvt_bf16x2>},
+      {op_cvt_f16x2::name, rate_kernel<op_cvt_f16x2>},
+      {op_bf16_to_f32::name, rate_kernel<op_bf16_to_f32>},
+      {op_hadd2::name, rate_kernel<op_hadd2>},
+  };
+  for (const single& s : singles) {
+    const double c = median_cycles(s.kernel, sms, sink, cycles);
+    std::printf("%-40s %7.1f per clk per SM  (%.0f cycles)\n", s.name, ops / c, c);
+  }
+  struct mixed { const char* name; void (*kernel)(uint32_t*, long long*); };
+  const mixed mixes[] = {
+      {"mix EX2 + F2FP.bf16 (1:1)", mix_kernel<op_ex2, op_cvt_bf16x2>},
+      {"mix EX2 + FFMA (1:1)", mix_kernel<op_ex2, op_ffma>},
+      {"mix F2FP.bf16 + FFMA (1:1)", mix_kernel<op_cvt_bf16x2, op_ffma>},
+      {"mix EX2 + ex2.f16x2 (1:1)", mix_kernel<op_ex2, op_ex2_f16x2>},
+      {"mix F2FP.bf16 + PRMT (1:1)", mix_kernel<op_cvt_bf16x2, op_bf16_to_f32>},
+  };
+  for (const mixed& m : mixes) {
+    const double c = median_cycles(m.kernel, sms, sink, cycles);
+    std::printf("%-40s %7.1f ops per clk per SM (%.0f cycles for %g of each)\n", m.name, ops / c, c, ops / 2);
+  }
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) std::printf("CUDA error: %s\n", cudaGetErrorString(e));
+  return e == cudaSuccess ? 0 : 1;
+}
