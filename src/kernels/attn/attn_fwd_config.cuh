@@ -84,7 +84,7 @@ struct attn_fwd_tile {
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. Off: since the softmax runs under
    * P·V (the pin) and the per-block work shrank, the turns only delay issue (H200, same
    * process, 11th session: without them d128 +2.0–2.8 % at 1k–16k and causal, d64 +1.5–5.6 %
-   * on top of that; d96 not measured). It won in the 3rd session, when the exponentials still
+   * on top of that; 12th session: d96 −1.3 to −1.5 % with it). It won in the 3rd session, when the exponentials still
    * waited for P·V; the event timeline (attn_fwd_timeline.h) showed each warpgroup holding its
    * turn ~1000 cycles while its wgmmas queued behind the other's. */
   static constexpr bool PINGPONG = false;
