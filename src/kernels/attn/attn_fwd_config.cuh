@@ -84,9 +84,11 @@ struct attn_fwd_tile {
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. Off: since the softmax runs under
    * P·V (the pin) and the per-block work shrank, the turns only delay issue (H200, same
    * process, 11th session: without them d128 +2.0–2.8 % at 1k–16k and causal, d64 +1.5–5.6 %
-   * on top of that; 12th session: d96 −1.3 to −1.5 % with it). It won in the 3rd session, when the exponentials still
-   * waited for P·V; the event timeline (attn_fwd_timeline.h) showed each warpgroup holding its
-   * turn ~1000 cycles while its wgmmas queued behind the other's. */
+   * on top of that; 12th session: d96 −1.3 to −1.5 % with them). It won in the 3rd session,
+   * when the exponentials still waited for P·V; the event timeline (attn_fwd_timeline.h)
+   * showed each warpgroup holding its turn ~1000 cycles while its wgmmas queued behind the
+   * other's. Turns for the softmax instead (the consumers' softmaxes one after another) lost
+   * too: −1 to −9 %, −29 % with three consumers (12th session). */
   static constexpr bool PINGPONG = false;
   /* Skip O's rescale while the row maxima barely move (attn_fwd_softmax.cuh). Pays where O's
    * rescale is long (48+ multiplications per thread and block) and, at d_v 64, with wide key

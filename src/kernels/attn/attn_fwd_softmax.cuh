@@ -73,8 +73,9 @@ static __device__ __forceinline__ void attn_softcap(float (&s)[Count], float inp
  * after the first few key blocks of a row the maximum rarely moves by that much. LSE and the
  * final normalization use the same stale maximum as O and l, so the result is unchanged up
  * to rounding. (FlashAttention-4 rescales conditionally the same way.) Used where O is wide
- * enough for the skipped multiplications to outweigh the vote (attn_fwd_tile::CONDITIONAL_RESCALE;
- * H200: d_v 128 +3–4 %, d_v 256 +9–12 %; d_v 64 only with wide key blocks or three consumers). */
+ * enough for the skipped multiplications to outweigh the vote
+ * (attn_fwd_tile::CONDITIONAL_RESCALE; H200: d_v 96 +6–8 %, d_v 128 +3–4 %, d_v 256 +9–12 %;
+ * d_v 64 only with wide key blocks or three consumers). */
 constexpr float ATTN_RESCALE_THRESHOLD_LOG2 = 8.0f;
 
 /* p = exp2(s · scale_log2 − max_scaled) in place over one row's columns of the fragment
