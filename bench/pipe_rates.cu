@@ -27,29 +27,20 @@ constexpr int ITERATIONS = 512;
 
 /* Each op family: one step of every chain; the value stays a 32-bit register (a float or a
  * packed pair) so every op can feed itself. */
+/* (PTX lets an .f32 instruction take the untyped 32-bit registers "r" gives.) */
 struct op_ffma {
   static constexpr const char* name = "FFMA (fma.rn.f32)";
   static __device__ __forceinline__ void step(uint32_t& x) {
-    float f = __uint_as_float(x);
-    asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A800000;" : "+f"(f));
-    x = __float_as_uint(f);
+    asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A800000;" : "+r"(x));
   }
 };
 struct op_fmnmx {
   static constexpr const char* name = "FMNMX (max.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    float f = __uint_as_float(x);
-    asm volatile("max.f32 %0, %0, 0f3F000000;" : "+f"(f));
-    x = __float_as_uint(f);
-  }
+  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("max.f32 %0, %0, 0f3F000000;" : "+r"(x)); }
 };
 struct op_ex2 {
   static constexpr const char* name = "MUFU.EX2 (ex2.approx.ftz.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    float f = __uint_as_float(x);
-    asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(f));
-    x = __float_as_uint(f);
-  }
+  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+r"(x)); }
 };
 struct op_ex2_f16x2 {
   static constexpr const char* name = "ex2.approx.f16x2 (2 results)";
@@ -62,13 +53,13 @@ struct op_ex2_bf16x2 {
 struct op_cvt_bf16x2 {
   static constexpr const char* name = "F2FP (cvt.rn.bf16x2.f32)";
   static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("cvt.rn.bf16x2.f32 %0, %1, %1;" : "=r"(x) : "f"(__uint_as_float(x)));
+    asm volatile("cvt.rn.bf16x2.f32 %0, %0, %0;" : "+r"(x));
   }
 };
 struct op_cvt_f16x2 {
   static constexpr const char* name = "F2FP (cvt.rn.f16x2.f32)";
   static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("cvt.rn.f16x2.f32 %0, %1, %1;" : "=r"(x) : "f"(__uint_as_float(x)));
+    asm volatile("cvt.rn.f16x2.f32 %0, %0, %0;" : "+r"(x));
   }
 };
 /* bf16 → f32 of a pair's halves: a shift / mask on the integer pipe (PRMT or SHF/LOP). */
@@ -83,10 +74,18 @@ struct op_hadd2 {
   static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("add.rn.f16x2 %0, %0, %0;" : "+r"(x)); }
 };
 
-/* Two ops per round, A then B on alternate chains: the time against A's and B's alone. */
+/* One round: every chain takes one step of Op (a single-op rate) ... */
+template <class Op>
+struct round_of {
+  static __device__ __forceinline__ void run(uint32_t (&v)[CHAINS]) {
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) Op::step(v[c]);
+  }
+};
+/* ... or A and B on alternate chains (a mix: its time against A's and B's alone). */
 template <class A, class B>
-struct op_mix {
-  static __device__ __forceinline__ void step2(uint32_t (&v)[CHAINS]) {
+struct round_mixing {
+  static __device__ __forceinline__ void run(uint32_t (&v)[CHAINS]) {
 #pragma unroll
     for (int c = 0; c < CHAINS; c += 2) {
       A::step(v[c]);
@@ -95,34 +94,14 @@ struct op_mix {
   }
 };
 
-template <class Op>
+template <class Round>
 __global__ void __launch_bounds__(THREADS, 1) rate_kernel(uint32_t* sink, long long* cycles) {
   uint32_t v[CHAINS];
 #pragma unroll
   for (int c = 0; c < CHAINS; ++c) v[c] = 0x3F000000u + threadIdx.x + c;
   __syncthreads();
   const long long start = clock64();
-  for (int it = 0; it < ITERATIONS; ++it) {
-#pragma unroll
-    for (int c = 0; c < CHAINS; ++c) Op::step(v[c]);
-  }
-  __syncthreads();
-  const long long stop = clock64();
-  uint32_t acc = 0;
-#pragma unroll
-  for (int c = 0; c < CHAINS; ++c) acc ^= v[c];
-  sink[blockIdx.x * THREADS + threadIdx.x] = acc;
-  if (threadIdx.x == 0) cycles[blockIdx.x] = stop - start;
-}
-
-template <class A, class B>
-__global__ void __launch_bounds__(THREADS, 1) mix_kernel(uint32_t* sink, long long* cycles) {
-  uint32_t v[CHAINS];
-#pragma unroll
-  for (int c = 0; c < CHAINS; ++c) v[c] = 0x3F000000u + threadIdx.x + c;
-  __syncthreads();
-  const long long start = clock64();
-  for (int it = 0; it < ITERATIONS; ++it) op_mix<A, B>::step2(v);
+  for (int it = 0; it < ITERATIONS; ++it) Round::run(v);
   __syncthreads();
   const long long stop = clock64();
   uint32_t acc = 0;
@@ -158,33 +137,33 @@ int main() {
   cudaMalloc(&cycles, sizeof(long long) * sms);
   const double ops = static_cast<double>(THREADS) * CHAINS * ITERATIONS;
   std::printf("# %s, %d SMs; results per clock per SM (thread-level ops), median SM of the best of 3\n", prop.name, sms);
-  struct single { const char* name; void (*kernel)(uint32_t*, long long*); };
-  const single singles[] = {
-      {op_ffma::name, rate_kernel<op_ffma>},
-      {op_fmnmx::name, rate_kernel<op_fmnmx>},
-      {op_ex2::name, rate_kernel<op_ex2>},
-      {op_ex2_f16x2::name, rate_kernel<op_ex2_f16x2>},
-      {op_ex2_bf16x2::name, rate_kernel<op_ex2_bf16x2>},
-      {op_cvt_bf16x2::name, rate_kernel<op_cvt_bf16x2>},
-      {op_cvt_f16x2::name, rate_kernel<op_cvt_f16x2>},
-      {op_bf16_to_f32::name, rate_kernel<op_bf16_to_f32>},
-      {op_hadd2::name, rate_kernel<op_hadd2>},
+  struct rate_case {
+    const char* name;
+    void (*kernel)(uint32_t*, long long*);
+    bool mix;
   };
-  for (const single& s : singles) {
-    const double c = median_cycles(s.kernel, sms, sink, cycles);
-    std::printf("%-40s %7.1f per clk per SM  (%.0f cycles)\n", s.name, ops / c, c);
-  }
-  struct mixed { const char* name; void (*kernel)(uint32_t*, long long*); };
-  const mixed mixes[] = {
-      {"mix EX2 + F2FP.bf16 (1:1)", mix_kernel<op_ex2, op_cvt_bf16x2>},
-      {"mix EX2 + FFMA (1:1)", mix_kernel<op_ex2, op_ffma>},
-      {"mix F2FP.bf16 + FFMA (1:1)", mix_kernel<op_cvt_bf16x2, op_ffma>},
-      {"mix EX2 + ex2.f16x2 (1:1)", mix_kernel<op_ex2, op_ex2_f16x2>},
-      {"mix F2FP.bf16 + PRMT (1:1)", mix_kernel<op_cvt_bf16x2, op_bf16_to_f32>},
+  const rate_case cases[] = {
+      {op_ffma::name, rate_kernel<round_of<op_ffma>>, false},
+      {op_fmnmx::name, rate_kernel<round_of<op_fmnmx>>, false},
+      {op_ex2::name, rate_kernel<round_of<op_ex2>>, false},
+      {op_ex2_f16x2::name, rate_kernel<round_of<op_ex2_f16x2>>, false},
+      {op_ex2_bf16x2::name, rate_kernel<round_of<op_ex2_bf16x2>>, false},
+      {op_cvt_bf16x2::name, rate_kernel<round_of<op_cvt_bf16x2>>, false},
+      {op_cvt_f16x2::name, rate_kernel<round_of<op_cvt_f16x2>>, false},
+      {op_bf16_to_f32::name, rate_kernel<round_of<op_bf16_to_f32>>, false},
+      {op_hadd2::name, rate_kernel<round_of<op_hadd2>>, false},
+      {"mix EX2 + F2FP.bf16 (1:1)", rate_kernel<round_mixing<op_ex2, op_cvt_bf16x2>>, true},
+      {"mix EX2 + FFMA (1:1)", rate_kernel<round_mixing<op_ex2, op_ffma>>, true},
+      {"mix F2FP.bf16 + FFMA (1:1)", rate_kernel<round_mixing<op_cvt_bf16x2, op_ffma>>, true},
+      {"mix EX2 + ex2.f16x2 (1:1)", rate_kernel<round_mixing<op_ex2, op_ex2_f16x2>>, true},
+      {"mix F2FP.bf16 + PRMT (1:1)", rate_kernel<round_mixing<op_cvt_bf16x2, op_bf16_to_f32>>, true},
   };
-  for (const mixed& m : mixes) {
-    const double c = median_cycles(m.kernel, sms, sink, cycles);
-    std::printf("%-40s %7.1f ops per clk per SM (%.0f cycles for %g of each)\n", m.name, ops / c, c, ops / 2);
+  for (const rate_case& r : cases) {
+    const double c = median_cycles(r.kernel, sms, sink, cycles);
+    if (r.mix)
+      std::printf("%-40s %7.1f ops per clk per SM (%.0f cycles for %g of each)\n", r.name, ops / c, c, ops / 2);
+    else
+      std::printf("%-40s %7.1f per clk per SM  (%.0f cycles)\n", r.name, ops / c, c);
   }
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) std::printf("CUDA error: %s\n", cudaGetErrorString(e));

@@ -6,9 +6,9 @@
  *
  *   - attn_fwd_key_blocks: every key a row of the tile may see lies in a block of
  *     [first, end) — a block outside it holds no visible key for any of the tile's rows;
- *   - attn_fwd_masked_from / _below: block n is in the masked set (n ≥ from or n < below)
+ *   - attn_fwd_masked_blocks_of: block n is in the masked set (n ≥ from or n < below)
  *     exactly when some (row, key) pair of the tile's rows × the block's keys is invisible,
- *     for every n the key loop can visit (attn_fwd_masked_blocks_of, as the kernel builds it);
+ *     for every n the key loop can visit;
  *   - without windows, the windowless form (Windows = false, the 3-consumer instances') finds
  *     the same bounds.
  * A wrong bound shows as a block the kernel skips although a row sees a key in it (wrong
@@ -43,7 +43,7 @@ static int check_tile(const attn_fwd_params& p, const attn_fwd_sequence& s, int 
   const int used_last_row = ((m0 + BlockM < packed_rows ? m0 + BlockM : packed_rows) - 1) >> p.pack_shift;
   int first, end;
   attn_fwd_key_blocks<BlockM, BlockN>(p, s, m0, &first, &end);
-  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<BlockM, BlockN>(p, s, m0);
+  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<BlockM, BlockN, true>(p, s, m0);
   /* An instance without windows (attn_fwd_tile::WINDOWS, Windows = false) runs only problems
    * without one: there it must find the same blocks. */
   if (p.window_left < 0 && p.window_right < 0) {

@@ -77,10 +77,10 @@ static __host__ __device__ __forceinline__ void attn_fwd_key_blocks(const attn_f
 
 /* Which key blocks need element masks for the tile of packed rows [m0, m0 + BlockM): those
  * at or past `from` (they cross the seqlen_k tail or the right window edge) and those before
- * `below` (they cross the left window edge): attn_fwd_masked_from / _below. Computed once per
- * tile, so a key block's test is two compares instead of the geometry's dozen instructions and
- * constant loads (ncu, d128 16k: ~5 % of the consumers' samples sat in the per-block test,
- * on the softmax's critical path; H200: d128 +2–4 %). Block n needs a mask when
+ * `below` (they cross the left window edge). Computed once per tile, so a key block's test is
+ * two compares instead of the geometry's dozen instructions and constant loads (ncu, d128
+ * 16k: ~5 % of the consumers' samples sat in the per-block test, on the softmax's critical
+ * path; H200: d128 +2–4 %). Block n needs a mask when
  *   n·B + B > seqlen_k                          ⇔ n ≥ ⌊seqlen_k / B⌋
  *   n·B + B − 1 > first_row + shift + right     ⇔ n ≥ ⌊(first_row + shift + right + 1) / B⌋
  *   n·B < last_row + shift − left               ⇔ n < ⌈(last_row + shift − left) / B⌉. */
@@ -91,29 +91,21 @@ struct attn_fwd_masked_blocks {
 
 /* `Windows` false: the caller's instance takes no window (attn_fwd_tile::WINDOWS), so only the
  * seqlen_k tail counts, as with window_left = window_right = −1. */
-template <int BlockM, int BlockN, bool Windows = true>
-static __host__ __device__ __forceinline__ int attn_fwd_masked_from(const attn_fwd_params& p,
-                                                                    const attn_fwd_sequence& s, int m0) {
-  const int from = s.seqlen_k / BlockN;
-  if (!Windows || p.window_right < 0) return from;
-  const int first_row = m0 >> p.pack_shift;
-  return min(from, attn_floor_div(first_row + s.seqlen_k - s.seqlen_q + p.window_right + 1, BlockN));
-}
-
-template <int BlockM, int BlockN, bool Windows = true>
-static __host__ __device__ __forceinline__ int attn_fwd_masked_below(const attn_fwd_params& p,
-                                                                     const attn_fwd_sequence& s, int m0) {
-  if (!Windows || p.window_left < 0) return 0;
-  const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
-  return -attn_floor_div(-(last_row + s.seqlen_k - s.seqlen_q - p.window_left), BlockN);
-}
-
-template <int BlockM, int BlockN, bool Windows = true>
+template <int BlockM, int BlockN, bool Windows>
 static __host__ __device__ __forceinline__ attn_fwd_masked_blocks attn_fwd_masked_blocks_of(const attn_fwd_params& p,
                                                                                             const attn_fwd_sequence& s,
                                                                                             int m0) {
-  return attn_fwd_masked_blocks{attn_fwd_masked_below<BlockM, BlockN, Windows>(p, s, m0),
-                                attn_fwd_masked_from<BlockM, BlockN, Windows>(p, s, m0)};
+  const int shift = s.seqlen_k - s.seqlen_q;
+  attn_fwd_masked_blocks masked = {0, s.seqlen_k / BlockN};
+  if (Windows && p.window_right >= 0) {
+    const int first_row = m0 >> p.pack_shift;
+    masked.from = min(masked.from, attn_floor_div(first_row + shift + p.window_right + 1, BlockN));
+  }
+  if (Windows && p.window_left >= 0) {
+    const int last_row = (m0 + BlockM - 1) >> p.pack_shift;
+    masked.below = -attn_floor_div(-(last_row + shift - p.window_left), BlockN);
+  }
+  return masked;
 }
 
 /* Sets the invisible entries of a consumer's S fragment (64 × BlockN, packed rows from `row0`,
@@ -121,7 +113,7 @@ static __host__ __device__ __forceinline__ attn_fwd_masked_blocks attn_fwd_maske
  * g = lane / 4; query row = packed row >> pack_shift) and columns 8j + 2(lane % 4) + {0, 1}
  * (ptx_wgmma.cuh). Without `Windows` only the seqlen_k tail is masked (the caller's problem
  * has no window). */
-template <int BlockN, bool Windows = true>
+template <int BlockN, bool Windows>
 static __device__ __forceinline__ void attn_fwd_apply_mask(float (&s)[BlockN / 2], const attn_fwd_params& p,
                                                            const attn_fwd_sequence& seq, int row0, int n0,
                                                            int thread) {
