@@ -14,8 +14,12 @@
  * and the LLM shapes at ≥ 4096 tokens.
  *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--min-m M] [--max-m M]
  *                [--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]
+ *                [--stream-k auto|on|off] [--ab-tile-n W] [--ab-stream-k auto|on|off]
  * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
  * instead of the heuristic, to compare widths on the same shapes; --min-m / --max-m keep shapes with M ≥ / ≤ M.
+ * --stream-k forces the Hopper stream-K schedule on or off (fc_cuda_context.gemm_hopper_stream_k).
+ * --ab-tile-n / --ab-stream-k time flashc a second time per shape with those settings (variant B,
+ * alternating launch by launch with variant A, on the same buffers) and add the columns B and B/A.
  */
 #include <math.h>
 #include <stdio.h>
@@ -61,7 +65,7 @@ typedef struct shape {
 
 typedef struct result {
   shape s;
-  double flashc_tflops, cublas_tflops;
+  double flashc_tflops, cublas_tflops, flashc_b_tflops;
 } result;
 
 static unsigned char* host_pattern;
@@ -114,9 +118,11 @@ typedef struct bench_ctx {
   void* lt_workspace;
   cudaStream_t stream;
   int runs;
+  int tile_n[2], stream_k[2]; /* flashc variants A and B (the handle's forced settings) */
+  int ab;                     /* time variant B too */
 } bench_ctx;
 
-static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
+static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, double* flashc_b_ms) {
   const flashc_dtype in = s->dtype;
   const flashc_dtype out = in == FLASHC_DTYPE_E4M3 ? FLASHC_DTYPE_BF16 : in;
   const size_t in_bytes = flashc_dtype_size(in), out_bytes = flashc_dtype_size(out);
@@ -142,10 +148,10 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   fill_device(b, b_bytes * rotations);
 
   const int total = WARMUP_RUNS + ctx->runs;
-  cudaEvent_t* events = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * (total + 1));
-  for (int i = 0; i <= total; ++i) CUDA_OK(cudaEventCreate(&events[i]));
+  cudaEvent_t* events = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * (2 * total + 1)); /* A and B alternating */
+  for (int i = 0; i <= 2 * total; ++i) CUDA_OK(cudaEventCreate(&events[i]));
   float* times = (float*)malloc(sizeof(float) * ctx->runs);
-  double medians[2];
+  double medians[3] = {NAN, NAN, NAN}; /* flashc A, cuBLASLt, flashc B */
 
   /* flashc */
   flashc_gemm_params p;
@@ -255,13 +261,24 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   if (chosen >= 0) heuristic = heuristics[chosen];
 
   int lt_failed = 0;
-  medians[1] = NAN; /* stays NaN when cuBLASLt refused everything: no ratio */
-  for (int lib = 0; lib < (chosen >= 0 ? 2 : 1); ++lib) {
-    for (int i = 0; i < total && !lt_failed; ++i) {
+  /* medians[1] stays NaN when cuBLASLt refused everything: no ratio. flashc first (with
+   * --ab-*: variants A and B alternating launch by launch, so both see the same clocks and
+   * temperature; timed one after the other, the second ran up to 10 % slower on large shapes
+   * under the H200's power limit), then cuBLASLt. */
+  const int flashc_variants = ctx->ab ? 2 : 1;
+  for (int lib = 0; lib < 2 && !lt_failed; ++lib) {
+    if (lib == 1 && chosen < 0) continue;
+    const int launches = lib == 0 ? total * flashc_variants : total;
+    for (int i = 0; i < launches && !lt_failed; ++i) {
+      /* Every launch reads the next copy of the inputs, B's as well as A's: with B on A's copy
+       * B found it in L2 and ran 3–4 % faster than the identical A at 2048³. */
       const char* ai = a + (size_t)(i % rotations) * a_bytes;
       const char* bi = b + (size_t)(i % rotations) * b_bytes;
       CUDA_OK(cudaEventRecord(events[i], ctx->stream));
       if (lib == 0) {
+        const int variant = i % flashc_variants;
+        ctx->handle->cuda.gemm_hopper_block_n = ctx->tile_n[variant];
+        ctx->handle->cuda.gemm_hopper_stream_k = ctx->stream_k[variant];
         p.a = ai;
         p.b = bi;
         flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
@@ -277,22 +294,25 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
           fprintf(stderr, "cublasLtMatmul: status %d for %s %dx%dx%d: no cuBLASLt number\n", (int)lt_status,
                   flashc_dtype_name(in), s->m, s->n, s->k);
           lt_failed = 1;
-          break;
         }
       }
     }
     if (lt_failed) {
       CUDA_OK(cudaStreamSynchronize(ctx->stream));
-      medians[lib] = NAN;
       break;
     }
-    CUDA_OK(cudaEventRecord(events[total], ctx->stream));
-    CUDA_OK(cudaEventSynchronize(events[total]));
+    CUDA_OK(cudaEventRecord(events[launches], ctx->stream));
+    CUDA_OK(cudaEventSynchronize(events[launches]));
     CUDA_OK(cudaGetLastError());
-    for (int i = 0; i < ctx->runs; ++i)
-      CUDA_OK(cudaEventElapsedTime(&times[i], events[WARMUP_RUNS + i], events[WARMUP_RUNS + i + 1]));
-    qsort(times, (size_t)ctx->runs, sizeof(float), compare_float);
-    medians[lib] = times[ctx->runs / 2];
+    for (int variant = 0; variant < (lib == 0 ? flashc_variants : 1); ++variant) {
+      const int stride = lib == 0 ? flashc_variants : 1;
+      for (int i = 0; i < ctx->runs; ++i) {
+        const int launch = (WARMUP_RUNS + i) * stride + variant;
+        CUDA_OK(cudaEventElapsedTime(&times[i], events[launch], events[launch + 1]));
+      }
+      qsort(times, (size_t)ctx->runs, sizeof(float), compare_float);
+      medians[lib == 1 ? 1 : variant == 0 ? 0 : 2] = times[ctx->runs / 2];
+    }
   }
 
   cublasLtMatmulPreferenceDestroy(preference);
@@ -300,7 +320,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);
   cublasLtMatmulDescDestroy(op);
-  for (int i = 0; i <= total; ++i) cudaEventDestroy(events[i]);
+  for (int i = 0; i <= 2 * total; ++i) cudaEventDestroy(events[i]);
   free(events);
   free(times);
   cudaFree(a);
@@ -309,13 +329,18 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms) {
   if (c_own) cudaFree(c_own);
   cudaFree(scales);
   *cublas_ms = medians[1];
+  *flashc_b_ms = medians[2];
   return medians[0];
 }
+
+/* --stream-k / --ab-stream-k: on → 1, off → -1, auto → 0 (fc_cuda_context.gemm_hopper_stream_k). */
+static int stream_k_mode(const char* text) { return !strcmp(text, "on") ? 1 : !strcmp(text, "off") ? -1 : 0; }
 
 int main(int argc, char** argv) {
   int quick = 0, full = 0, runs = 25;
   const char* only_dtype = NULL; /* --only bf16|fp16|e4m3: time that dtype's shapes alone */
   int tile_n = 0, min_m = 0, max_m = 0;
+  int stream_k = 0, ab_tile_n = -1, ab_stream_k = -2; /* B: A's setting unless given */
   const char* json_path = NULL;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -327,6 +352,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only_dtype = argv[++i];
     else if (!strcmp(argv[i], "--tile-n") && i + 1 < argc) tile_n = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ab-tile-n") && i + 1 < argc) ab_tile_n = atoi(argv[++i]), ctx.ab = 1;
+    else if (!strcmp(argv[i], "--stream-k") && i + 1 < argc) stream_k = stream_k_mode(argv[++i]);
+    else if (!strcmp(argv[i], "--ab-stream-k") && i + 1 < argc) ab_stream_k = stream_k_mode(argv[++i]), ctx.ab = 1;
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-m") && i + 1 < argc) min_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
@@ -336,7 +364,8 @@ int main(int argc, char** argv) {
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
       fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--min-m M] [--max-m M] "
-                      "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]\n", argv[0]);
+                      "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N] [--stream-k auto|on|off] "
+                      "[--ab-tile-n W] [--ab-stream-k auto|on|off]\n", argv[0]);
       return 2;
     }
   }
@@ -351,8 +380,14 @@ int main(int argc, char** argv) {
     fprintf(stderr, "flashc_create: %s\n", flashc_last_error());
     return 1;
   }
-  ctx.handle->cuda.gemm_hopper_block_n = tile_n;
+  ctx.tile_n[0] = tile_n;
+  ctx.stream_k[0] = stream_k;
+  ctx.tile_n[1] = ab_tile_n >= 0 ? ab_tile_n : tile_n;
+  ctx.stream_k[1] = ab_stream_k >= -1 ? ab_stream_k : stream_k;
   if (tile_n) fprintf(stderr, "bench_gemm: Hopper 16-bit tile width forced to %d\n", tile_n);
+  if (ctx.ab)
+    fprintf(stderr, "bench_gemm: variant A tile %d stream-k %d, variant B tile %d stream-k %d (0 = heuristic)\n",
+            ctx.tile_n[0], ctx.stream_k[0], ctx.tile_n[1], ctx.stream_k[1]);
   LT_OK(cublasLtCreate(&ctx.lt));
   CUDA_OK(cudaMalloc(&ctx.lt_workspace, CUBLAS_WORKSPACE_BYTES));
   CUDA_OK(cudaStreamCreate(&ctx.stream));
@@ -397,36 +432,51 @@ int main(int argc, char** argv) {
   result* results = (result*)calloc((size_t)count, sizeof(result));
   for (int i = 0; i < count; ++i) {
     const shape* s = &shapes[i];
-    double cublas_ms = 0.0;
-    double flashc_ms = run_shape(&ctx, s, &cublas_ms);
+    double cublas_ms = 0.0, flashc_b_ms = NAN;
+    double flashc_ms = run_shape(&ctx, s, &cublas_ms, &flashc_b_ms);
     double flops = 2.0 * s->m * s->n * (double)s->k;
     results[i].s = *s;
     results[i].flashc_tflops = flops / (flashc_ms * 1e-3) / 1e12;
     results[i].cublas_tflops = flops / (cublas_ms * 1e-3) / 1e12;
+    results[i].flashc_b_tflops = flops / (flashc_b_ms * 1e-3) / 1e12;
     fprintf(stderr, "[%d/%d] %s %dx%dx%d: flashc %.1f, cuBLASLt %.1f TFLOP/s\n", i + 1, count,
             flashc_dtype_name(s->dtype), s->m, s->n, s->k, results[i].flashc_tflops, results[i].cublas_tflops);
   }
 
-  printf("%-8s %-6s %6s %6s %6s %10s %10s %7s\n", "kind", "dtype", "M", "N", "K", "flashc", "cuBLASLt", "ratio");
+  printf("%-8s %-6s %6s %6s %6s %10s %10s %7s", "kind", "dtype", "M", "N", "K", "flashc", "cuBLASLt", "ratio");
+  if (ctx.ab) printf(" %10s %7s %7s", "flashc_B", "B/A", "B/cuBLAS");
+  printf("\n");
   double log_sum[3] = {0, 0, 0};
   int log_count[3] = {0, 0, 0};
+  double log_sum_b[3] = {0, 0, 0}; /* variant B against cuBLASLt */
   for (int i = 0; i < count; ++i) {
     const result* r = &results[i];
     double ratio = r->flashc_tflops / r->cublas_tflops;
-    printf("%-8s %-6s %6d %6d %6d %10.1f %10.1f %7.3f\n", r->s.label, flashc_dtype_name(r->s.dtype), r->s.m, r->s.n,
+    printf("%-8s %-6s %6d %6d %6d %10.1f %10.1f %7.3f", r->s.label, flashc_dtype_name(r->s.dtype), r->s.m, r->s.n,
            r->s.k, r->flashc_tflops, r->cublas_tflops, ratio);
+    if (ctx.ab)
+      printf(" %10.1f %7.3f %7.3f", r->flashc_b_tflops, r->flashc_b_tflops / r->flashc_tflops,
+             r->flashc_b_tflops / r->cublas_tflops);
+    printf("\n");
     if (r->s.in_geomean) {
       int t = r->s.dtype == FLASHC_DTYPE_BF16 ? 0 : 1;
       log_sum[t] += log(ratio);
       log_count[t]++;
       log_sum[2] += log(ratio);
       log_count[2]++;
+      const double ratio_b = r->flashc_b_tflops / r->cublas_tflops;
+      log_sum_b[t] += log(ratio_b);
+      log_sum_b[2] += log(ratio_b);
     }
   }
   for (int t = 0; t < 3; ++t)
     if (log_count[t])
       printf("geomean ratio (%s; 4096^3, 8192^3, LLM >= 4096 tokens; %d shapes): %.3f\n",
              t == 0 ? "bf16" : t == 1 ? "fp16" : "bf16+fp16", log_count[t], exp(log_sum[t] / log_count[t]));
+  for (int t = 0; t < 3 && ctx.ab; ++t)
+    if (log_count[t])
+      printf("geomean ratio of variant B (%s): %.3f\n", t == 0 ? "bf16" : t == 1 ? "fp16" : "bf16+fp16",
+             exp(log_sum_b[t] / log_count[t]));
 
   if (json_path) {
     FILE* f = fopen(json_path, "w");

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cpu/cpu_backend.h"
 #include "host/cuda_runtime.h"
@@ -46,6 +47,15 @@ static void fc_describe_kernels(struct flashc_handle* handle) {
            "attn_bwd: tensor cores (mma.sync), sm_80 and newer (portable, deterministic; fp16/bf16, head dims <= 256)",
            is_hopper && has_tma ? "hopper TMA+WGMMA (fp16/bf16/e4m3), " : "",
            is_ampere_or_newer ? "portable cp.async+mma.sync (fp16/bf16), " : "", attn_fwd);
+}
+
+/* The salt of a handle's launch tags (fc_launch_tag): its address and the creation time, so
+ * two handles (also of two processes sharing nothing but a reused workspace) tag differently. */
+static unsigned long long launch_salt(const struct flashc_handle* handle) {
+  struct timespec now = {0, 0};
+  timespec_get(&now, TIME_UTC);
+  return (unsigned long long)(uintptr_t)handle * 0x9e3779b97f4a7c15ull ^
+         ((unsigned long long)now.tv_sec * 1000000000ull + (unsigned long long)now.tv_nsec);
 }
 
 flashc_status flashc_create(flashc_handle_t* handle_out, int device) {
@@ -94,6 +104,8 @@ flashc_status flashc_create(flashc_handle_t* handle_out, int device) {
     handle->cuda.shared_memory_per_block_optin = handle->info.shared_memory_per_block_optin;
     handle->cuda.l2_cache_bytes = handle->info.l2_cache_bytes;
     handle->cuda.attributes = &handle->kernel_attributes; /* zeroed by calloc: nothing set yet */
+    handle->cuda.launch_counter = &handle->launch_counter;
+    handle->cuda.launch_salt = launch_salt(handle);
     /* Without the driver's encoder (an old driver) TMA kernels report themselves unavailable. */
     if (fc_tensor_map_encoder_init(&handle->cuda.tensor_map_encoder) != FLASHC_STATUS_SUCCESS)
       handle->cuda.tensor_map_encoder.encode_tiled = NULL;

@@ -18,6 +18,7 @@ struct flashc_handle {
   char kernels[512]; /* flashc_handle_kernels() text, built once at creation */
   fc_cuda_context cuda; /* device facts for the launchers (CUDA handles only) */
   fc_kernel_attribute_cache kernel_attributes; /* cuda.attributes points here */
+  unsigned long long launch_counter;           /* cuda.launch_counter points here (fc_launch_tag) */
 
   /* Handle-owned workspace (host memory for the CPU, device memory for CUDA). */
   void* owned_workspace;

@@ -42,10 +42,27 @@ typedef struct fc_cuda_context {
   int gemm_hopper_block_n; /* 0: the tile heuristic; 256, 128 or 64 force that 16-bit tile width,
                               128 or 144 that e4m3 width (tests and benchmarks set it on their
                               handle) */
+  int gemm_hopper_stream_k; /* 0: stream-K where the cost model predicts a gain; 1: wherever the
+                               tiles leave a partial last round; -1: never (tests, benchmarks) */
+  unsigned long long* launch_counter; /* the handle's (mutable, atomic): fc_launch_tag */
+  unsigned long long launch_salt;     /* per handle, from its address and creation time */
   int attn_bwd_block;      /* 0: the largest attention-backward block the shared memory takes;
                               64 or 32 force it (a head dim without that instance is refused) —
                               so gpu_attn_bwd covers the 32-blocks on GPUs that never pick them */
 } fc_cuda_context;
+
+/* A 64-bit tag that no other launch of any handle shares (up to a 2^-64 chance): the salt
+ * plus the handle's launch count, mixed (splitmix64's finalizer, a bijection), never 0. Kernels
+ * that signal between CTAs through flags in a caller's workspace write the tag as the raised
+ * value, so stale flags of earlier launches (or any other bytes) never read as raised and the
+ * flags need no clearing before a launch (the Hopper GEMM's stream-K, gemm_hopper_stream_k.cuh). */
+static inline unsigned long long fc_launch_tag(const fc_cuda_context* context) {
+  unsigned long long x = context->launch_salt + __atomic_fetch_add(context->launch_counter, 1ull, __ATOMIC_RELAXED);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x ? x : 1ull;
+}
 
 /* Why a kernel family cannot run a problem, for the message the host reports. */
 typedef struct fc_reason {

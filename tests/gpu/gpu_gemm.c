@@ -9,7 +9,10 @@
  * case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle
  * (fc_cuda_context.gemm_hopper_block_n; no random draw, so a seed replays the same cases; the
  * fixed layout cases give each layout every width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0
- * forces one width for every case (256 replays runs made before the tile heuristic). Outputs are
+ * forces one width for every case (256 replays runs made before the tile heuristic); stream-K
+ * likewise rotates {cost model, forced on, off}[i % 3] (fc_cuda_context.gemm_hopper_stream_k;
+ * FLASHC_TEST_GEMM_STREAM_K=1|-1|0 forces one), and fixed cases force it on shapes that split
+ * tiles into many pieces. Outputs are
  * poisoned (0xFF = NaN) before each run and every element of the D buffer is checked (written
  * inside the matrix, untouched in the padding).
  *
@@ -60,6 +63,7 @@ typedef struct gemm_case {
   int algo;
   int tile_n; /* Hopper tile width forced on the handle (e4m3: 256 → 144, 64 → heuristic); 0 = the heuristic */
   int alias_cd; /* C is D's own buffer (beta != 0; same layout, ld and batch stride) */
+  int stream_k; /* Hopper stream-K forced on the handle: 1 on, -1 off, 0 the cost model */
 } gemm_case;
 
 static int64_t span_of(flashc_layout layout, int64_t ld, int64_t rows, int64_t cols) {
@@ -112,11 +116,12 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   const int forced_block_n =
       gc->in == FLASHC_DTYPE_E4M3 ? (gc->tile_n == 256 ? 144 : gc->tile_n == 64 ? 0 : gc->tile_n) : gc->tile_n;
   char name[256];
-  snprintf(name, sizeof name, "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d%s",
+  snprintf(name, sizeof name,
+           "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d%s",
            test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
            layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
            gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
-           gc->algo, forced_block_n, gc->alias_cd ? " c=d" : "");
+           gc->algo, forced_block_n, gc->stream_k, gc->alias_cd ? " c=d" : "");
   const int64_t m = gc->m, n = gc->n, k = gc->k;
   const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
   const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
@@ -275,8 +280,10 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   if (status == FLASHC_STATUS_SUCCESS && gc->algo == FLASHC_GEMM_ALGO_HOPPER && !hopper_can_take(&device_problem))
     expect_refusal = 1;
   handle->cuda.gemm_hopper_block_n = forced_block_n;
+  handle->cuda.gemm_hopper_stream_k = gc->stream_k;
   status = flashc_gemm(handle, &p, NULL, 0, NULL);
   handle->cuda.gemm_hopper_block_n = 0;
+  handle->cuda.gemm_hopper_stream_k = 0;
   int pass;
   if (expect_refusal) {
     pass = status == FLASHC_STATUS_NOT_SUPPORTED || status == FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
@@ -403,6 +410,9 @@ int main(int argc, char** argv) {
   const int tile_fixed = tile_forced ? atoi(tile_env) : 0;
   int tile_turn = 0;
 #define NEXT_TILE_N() (tile_forced ? tile_fixed : tile_rotation[tile_turn++ % 4])
+  /* Stream-K in rotation too (3 and 4 are coprime: every width meets every mode). */
+  static const int stream_k_rotation[3] = {0, 1, -1};
+  const char* stream_k_env = getenv("FLASHC_TEST_GEMM_STREAM_K");
 
   /* Fixed cases first: every layout × dtype at a tile-aligned size and at tails, large K. */
   static const flashc_dtype ins16[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16};
@@ -487,11 +497,37 @@ int main(int argc, char** argv) {
       rng = test_rng_make(seed, stream++);
       run_case(handle, &rng, &gc);
     }
+
+    /* Stream-K forced (gemm_hopper_scheduler.cuh): split tiles summed through the workspace.
+     * Few tiles and long K split each tile into ~20 pieces (one head waits for ~20 CTAs);
+     * fewer k-tiles than CTAs leave some runs empty; batches of 3 × 3 tiles past one round
+     * mix whole tiles and split ones in a CTA; every store path (TMA with the overlapped
+     * loop, general with C / bias / GELU, fp32) and e4m3's promotion loop. */
+    static const struct {
+      flashc_dtype in, out;
+      int m, n, k, batch, tile_n;
+      float beta;
+    } split[] = {{FLASHC_DTYPE_BF16, FLASHC_DTYPE_BF16, 300, 500, 3000, 1, 256, 0.0f},
+                 {FLASHC_DTYPE_FP16, FLASHC_DTYPE_FP32, 700, 300, 1000, 1, 128, 0.5f},
+                 {FLASHC_DTYPE_FP16, FLASHC_DTYPE_FP16, 130, 300, 200, 1, 256, 0.0f},
+                 {FLASHC_DTYPE_BF16, FLASHC_DTYPE_BF16, 300, 520, 512, 20, 256, 0.0f},
+                 {FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP16, 300, 520, 512, 20, 256, 1.0f},
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 300, 4096, 1, 128, 0.0f},
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 300, 264, 512, 20, 128, 0.25f}};
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; ++i) {
+      gc = hopper_k_major_case(split[i].in, split[i].out, split[i].m, split[i].n, split[i].k, split[i].batch, 1.0f);
+      if (split[i].beta != 0.0f) set_epilogue(&gc, split[i].beta, 1, FLASHC_ACTIVATION_GELU);
+      gc.tile_n = tile_forced ? tile_fixed : split[i].tile_n;
+      gc.stream_k = 1;
+      rng = test_rng_make(seed, stream++);
+      run_case(handle, &rng, &gc);
+    }
   }
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, stream++);
     gemm_case gc = random_case(&rng);
     gc.tile_n = NEXT_TILE_N();
+    gc.stream_k = stream_k_env ? atoi(stream_k_env) : stream_k_rotation[i % 3];
     run_case(handle, &rng, &gc);
   }
   flashc_destroy(handle);

@@ -373,6 +373,31 @@ static __device__ __forceinline__ void grid_dependency_launch_dependents() {
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Flags between CTAs of one grid (release / acquire at GPU scope)                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* st.release.gpu.global.u64 [flag], value;   (writes before it, and those it observed, become
+ * visible to a thread that acquires the value) */
+static __device__ __forceinline__ void store_release_gpu(uint64_t* flag, uint64_t value) {
+#if FC_PTX_HAS_SM80
+  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(flag), "l"(value) : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
+/* ld.acquire.gpu.global.u64 value, [flag]; */
+static __device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* flag) {
+  uint64_t value = 0;
+#if FC_PTX_HAS_SM80
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(value) : "l"(flag) : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+  return value;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* sm_80 portable-path pieces                                                               */
 /* ---------------------------------------------------------------------------------------- */
 

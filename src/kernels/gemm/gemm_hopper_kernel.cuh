@@ -11,7 +11,9 @@
  *                    tiles into a 16-bit D by TMA (the common case) are packed first and stored
  *                    while the next tile's first k-tile runs on the tensor core
  *                    (gemm_hopper_consume_tiles_overlapped).
- * Tiles come from gemm_hopper_scheduler.cuh; shapes from gemm_hopper_config.cuh.
+ * Units of work (whole tiles, or k-ranges of the stream-K tiles of the last partial round) come
+ * from gemm_hopper_scheduler.cuh; split tiles are handed over through the workspace
+ * (gemm_hopper_stream_k.cuh); shapes from gemm_hopper_config.cuh.
  * Instantiated per (input kind, tile width, A MN-major, B MN-major) in gemm_hopper_{f16,bf16}*.cu
  * and gemm_hopper_e4m3{,_n144}.cu.
  * Check: tests/gpu/gpu_gemm.c; `nvcc -Xptxas -v`: no spills, no stack frame, no C7510/C7519.
@@ -29,6 +31,7 @@
 #include "kernels/gemm/gemm_hopper_epilogue.cuh"
 #include "kernels/gemm/gemm_hopper_mainloop.cuh"
 #include "kernels/gemm/gemm_hopper_scheduler.cuh"
+#include "kernels/gemm/gemm_hopper_stream_k.cuh"
 
 /* The kernel's one parameter (passed as __grid_constant__ so the tensor maps stay in
  * parameter space, where TMA reads them). */
@@ -36,8 +39,8 @@ struct gemm_hopper_params {
   CUtensorMap map_a; /* 3-D: (contiguous, strided, batch) — see gemm_hopper_launch.cu */
   CUtensorMap map_b;
   CUtensorMap map_d; /* 3-D (n, m, batch), box (128 bytes of columns, 64 rows); valid when epilogue.d_tma */
-  gemm_hopper_scheduler scheduler;
-  int k_tiles;
+  gemm_hopper_scheduler scheduler; /* with k_tiles and the stream-K split */
+  gemm_hopper_stream_k_args stream_k;
   int a_batched, b_batched; /* 0: one matrix broadcast to every batch (batch coordinate 0) */
   gemm_hopper_epilogue_args epilogue;
 };
@@ -51,20 +54,31 @@ struct gemm_hopper_consumer_context {
   uint32_t staging_barrier;  /* its named barrier */
 };
 
-/* A consumer warpgroup's tiles, one after another: K loop, then epilogue (any epilogue). */
+/* A consumer warpgroup's units, one after another: K loop, then (for a whole tile, or the
+ * tail of a split one once it has collected the rest) the epilogue (any epilogue). */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopper_params& params,
                                                                  const gemm_hopper_ring& ring,
+                                                                 uint32_t units,
                                                                  const gemm_hopper_consumer_context& c) {
   using T = gemm_hopper_tile<Input, BlockN>;
+  const gemm_hopper_scheduler& s = params.scheduler;
   ring_position position = {0, 0};
   uint32_t chunk_counter = 0;
   float acc[T::ACCUMULATORS];
-  for (int linear = blockIdx.x; linear < params.scheduler.tile_count; linear += gridDim.x) {
-    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
+  gemm_hopper_work_cursor cursor = gemm_hopper_work_begin();
+  gemm_hopper_work work;
+  while (gemm_hopper_next_work<true>(s, units, cursor, work)) {
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
     const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
-    gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread); /* no-op without C */
-    gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, params.k_tiles, ring, position);
+    if (work.k_end == s.k_tiles) /* this CTA stores the tile: no-op without C */
+      gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread);
+    gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, work.k_end - work.k_begin, ring, position);
+    /* The unit again from the cursor: nothing of it stays live through the K loop. */
+    if (!gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s,
+                                                      gemm_hopper_last_work<true>(s, units, cursor), c.consumer,
+                                                      acc, c.thread, c.staging_barrier))
+      continue;
 #ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
     if (acc[0] == 12345.0f)
 #endif
@@ -74,62 +88,81 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
 }
 
 /* 16-bit inputs, plain tiles into a 16-bit D by TMA store:
- * after a tile's K loop the warpgroup packs the tile into D's dtype, issues the next tile's
+ * after a tile's K loop the warpgroup packs the tile into D's dtype, issues the next unit's
  * first k-tile (its WGMMAs overwrite the accumulators, which are free now), and only then
- * stores the packed tile — so the tensor core works through the epilogue instead of idling. */
+ * stores the packed tile — so the tensor core works through the epilogue instead of idling.
+ * A stream-K piece that does not end its tile is published instead (nothing to store). */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(const gemm_hopper_params& params,
                                                                             const gemm_hopper_ring& ring,
+                                                                            uint32_t units,
                                                                             const gemm_hopper_consumer_context& c) {
   using T = gemm_hopper_tile<Input, BlockN>;
   const gemm_hopper_epilogue_args& e = params.epilogue;
-  const int k_tiles = params.k_tiles;
+  const gemm_hopper_scheduler& s = params.scheduler;
   ring_position position = {0, 0};
   uint32_t chunk_counter = 0;
   float acc[T::ACCUMULATORS];
   uint32_t words[BlockN / 4]; /* the finished tile, packed */
-  int linear = blockIdx.x;
-  if (linear >= params.scheduler.tile_count) return;
-  gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear); /* being issued */
-  gemm_hopper_tile_coord finished = tile;                                                     /* in `words` */
-  auto store_finished = [&]() {
-    gemm_hopper_store_tma<Out, BlockN>(e, &params.map_d, gemm_hopper_packed_pairs<BlockN>{words}, finished.batch,
-                                       finished.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
-                                       finished.tile_n * T::BLOCK_N, c.thread, c.staging, c.staging_barrier,
-                                       chunk_counter);
-  };
-  /* One flat loop over the CTA's k-tiles (tile after tile), so a WGMMA group in flight only
+  gemm_hopper_work_cursor cursor = gemm_hopper_work_begin();
+  gemm_hopper_work first;
+  if (!gemm_hopper_next_work<true>(s, units, cursor, first)) return;
+  int k_count = first.k_end - first.k_begin; /* of the unit being issued (the rest of it is
+                                                derived again at its end: fewer live registers) */
+  /* One flat loop over the CTA's k-tiles (unit after unit), so a WGMMA group in flight only
    * ever crosses this loop's back edge, as in gemm_hopper_consume: with the tile loop and
-   * the K loop nested, ptxas serialized every WGMMA of the kernel (C7511 / C7517). */
+   * the K loop nested, ptxas serialized every WGMMA of the kernel (C7511 / C7517). The packed
+   * tile lives only from the pack to its store in the same trip (the next unit's k-tile 0 is
+   * issued between them): were the store at the loop's top behind a flag, `words` would be
+   * live through every k-tile, and with the stream-K state that spilled. */
   int k_tile = 0, previous_stage = -1;
-  bool store_pending = false;
   for (;;) {
-    const int stage =
-        gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, k_tile > 0);
-    if (store_pending) {
-      /* k-tile 0 of this tile runs on the tensor core while the previous tile leaves. */
-      store_finished();
-      store_pending = false;
-    } else {
+    if (k_tile < k_count) { /* false only for a one-k-tile unit issued below */
+      const int stage =
+          gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, k_tile > 0);
       wgmma_wait_group<1>();
       if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]); /* read by the group before */
+      previous_stage = stage;
+      if (++k_tile < k_count) continue;
     }
-    previous_stage = stage;
-    if (++k_tile < k_tiles) continue;
-    /* The tile is complete: pack it, free the accumulators for the next tile's k-tile 0. */
+    /* The unit is complete: settle it (stream-K), pack a tile to store, free the accumulators. */
     wgmma_wait_group<0>();
     wgmma_fence_operand(acc);
     gemm_hopper_release(&ring.empty[previous_stage]);
     previous_stage = -1;
-    gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
-    finished = tile;
-    linear += gridDim.x;
-    if (linear >= params.scheduler.tile_count) break;
-    tile = gemm_hopper_tile_at<T::GROUP_M>(params.scheduler, linear);
+    const gemm_hopper_work work = gemm_hopper_last_work<true>(s, units, cursor);
+    const bool store = gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s, work, c.consumer, acc,
+                                                                    c.thread, c.staging_barrier);
+    /* The tile's coordinates and packed words (the store itself follows `issue_next`). */
+    auto store_tile = [&](auto issue_next) {
+      const gemm_hopper_tile_coord finished = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+      gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
+      issue_next();
+      gemm_hopper_store_tma<Out, BlockN>(e, &params.map_d, gemm_hopper_packed_pairs<BlockN>{words}, finished.batch,
+                                         finished.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
+                                         finished.tile_n * T::BLOCK_N, c.thread, c.staging, c.staging_barrier,
+                                         chunk_counter);
+    };
+    /* Two exits written out, so that no path leaves the loop with a WGMMA group in flight
+     * (ptxas cannot correlate the flags and injected waits that serialized every WGMMA). */
+    if (!gemm_hopper_has_work<true>(s, units, cursor)) {
+      if (store) store_tile([] {});
+      break;
+    }
     k_tile = 0;
-    store_pending = true;
+    if (store) {
+      store_tile([&] {
+        /* The next unit's k-tile 0 runs on the tensor core while this tile leaves (the
+         * consumer needs no coordinates to issue it: the ring's next slot holds it). */
+        previous_stage =
+            gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, 0u);
+        k_tile = 1;
+      });
+    }
+    gemm_hopper_work next;
+    gemm_hopper_next_work<true>(s, units, cursor, next);
+    k_count = next.k_end - next.k_begin;
   }
-  store_finished(); /* the CTA's last tile */
 }
 
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
@@ -145,6 +178,11 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
   uint8_t* epilogue_staging = smem + T::STAGES * T::STAGE_BYTES; /* 1024-aligned (static_assert in the config) */
   ring.full = reinterpret_cast<uint64_t*>(epilogue_staging + GEMM_HOPPER_EPILOGUE_BYTES);
   ring.empty = ring.full + T::STAGES;
+  /* The CTA's stream-K units, beside the barriers. */
+  static_assert(2 * T::STAGES * sizeof(uint64_t) + sizeof(gemm_hopper_stream_k_units) <= GEMM_HOPPER_SMEM_BARRIER_BYTES,
+                "the ring's barriers and the stream-K units fit their area");
+  gemm_hopper_stream_k_units* units_table = reinterpret_cast<gemm_hopper_stream_k_units*>(ring.empty + T::STAGES);
+  const uint32_t units = smem_u32(units_table);
 
   if (threadIdx.x == 0) {
 #pragma unroll
@@ -153,6 +191,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
       mbarrier_init(&ring.empty[stage], GEMM_HOPPER_CONSUMER_WARPGROUPS * 4);
     }
     fence_mbarrier_init();
+    gemm_hopper_stream_k_units_of_cta(params.scheduler, units_table);
   }
   __syncthreads();
 
@@ -161,7 +200,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     setmaxnreg_dec<GEMM_HOPPER_PRODUCER_REGISTERS>();
     if (warp_index_uniform() == 0 && elect_one_sync()) {
       gemm_hopper_produce<Input, BlockN, AMnMajor, BMnMajor>(&params.map_a, &params.map_b, params.scheduler,
-                                                     params.a_batched, params.b_batched, params.k_tiles, ring);
+                                                             units, params.a_batched, params.b_batched, ring);
     }
   } else {
     setmaxnreg_inc<GEMM_HOPPER_CONSUMER_REGISTERS>();
@@ -182,13 +221,13 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
       if (gemm_hopper_plain(e) && e.d_tma && e.d_dtype != FLASHC_DTYPE_FP32) {
         overlapped = true;
         if (e.d_dtype == FLASHC_DTYPE_BF16)
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16>(params, ring, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16>(params, ring, units, c);
         else
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16>(params, ring, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16>(params, ring, units, c);
       }
     }
 #endif
-    if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, c);
+    if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, units, c);
     gemm_hopper_epilogue_finish(e, c.thread);
   }
 }

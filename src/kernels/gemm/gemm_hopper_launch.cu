@@ -1,9 +1,10 @@
 /*
  * gemm_hopper_launch.cu — the extern "C" side of the Hopper GEMM (src/kernels/launch.h):
  *   fc_gemm_hopper_check           can the TMA + WGMMA kernel run this problem? (else the reason)
- *   fc_gemm_hopper_workspace_size  0 (the kernel needs no scratch memory)
- *   fc_gemm_hopper_run             tile width (choose_tile), tensor maps, grid = min(#SMs, tiles),
- *                                  launch (kernel attributes set once per handle)
+ *   fc_gemm_hopper_workspace_size  0, or the stream-K partial tiles and flags
+ *   fc_gemm_hopper_run             tile width (choose_tile), stream-K plan (plan_stream_k), tensor
+ *                                  maps, grid = min(#SMs, tiles) (#SMs with stream-K), launch
+ *                                  (kernel attributes set once per handle)
  *
  * Tensor maps are 3-D: (contiguous extent, strided extent, batch) with the batch stride; an
  * operand with batch stride 0 (broadcast) or a single batch gets a batch extent of 1 and the
@@ -41,6 +42,63 @@ struct tile_dims {
   int block_m, block_n, block_k;
 };
 
+/* Stream-K (gemm_hopper_scheduler.cuh): when the tiles leave a partial last round of the
+ * persistent grid, the k-tiles of that round's tiles are spread evenly over every SM instead,
+ * and split tiles are summed through the workspace. A round of whole tiles takes k_tiles
+ * k-tile times; the spread round takes ceil(rest · k_tiles / SMs) plus the hand-over (publish a
+ * 128 × BLOCK_N fp32 tile to L2, collect it: STREAM_K_HANDOVER_K_TILES k-tile times). Stream-K
+ * runs where that predicts a saving of at least STREAM_K_MIN_GAIN of the whole-round time.
+ * Calibrated on the H200 (bench_gemm --ab-stream-k off, variants alternating launch by launch,
+ * 2026-11-30): every shape predicted at ≥ 2.6 % gained 0.9–2.7 % (5 % once); every shape
+ * predicted at ≤ 2.1 % gained ≤ 0.9 % or lost up to 2.3 % (4096³: 1.2 % predicted, −1.6 %
+ * measured) — the model misses a few µs per launch that matter below ~300 µs. */
+constexpr int64_t STREAM_K_HANDOVER_K_TILES = 4;
+constexpr double STREAM_K_MIN_GAIN = 0.023;
+constexpr size_t STREAM_K_ALIGNMENT = 256;
+
+struct stream_k_plan {
+  bool on;
+  int64_t dp_tiles;   /* whole tiles, round robin */
+  int64_t iterations; /* k-tiles of the stream-K tiles, laid end to end */
+};
+
+stream_k_plan plan_stream_k(int64_t tiles, int64_t k_tiles, const fc_cuda_context* context) {
+  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  const int64_t full_rounds = tiles / sms, rest = tiles % sms;
+  stream_k_plan plan = {false, tiles, 0};
+  const int mode = context->gemm_hopper_stream_k;
+  /* The device's run arithmetic stays in 32 bits (gemm_hopper_scheduler.cuh). */
+  const int64_t int_max = 0x7fffffff;
+  if (mode < 0 || rest == 0 || k_tiles <= 0 || sms * sms > int_max || tiles + sms + rest * k_tiles > int_max)
+    return plan;
+  const int64_t spread = (rest * k_tiles + sms - 1) / sms + STREAM_K_HANDOVER_K_TILES;
+  const double whole_rounds_time = static_cast<double>((full_rounds + 1) * k_tiles);
+  if (mode == 0 && static_cast<double>(k_tiles - spread) < STREAM_K_MIN_GAIN * whole_rounds_time) return plan;
+  plan.on = true;
+  plan.dp_tiles = full_rounds * sms;
+  plan.iterations = rest * k_tiles;
+  return plan;
+}
+
+/* The workspace of a stream-K launch: the partial tiles (one per consumer warpgroup and CTA),
+ * then the flags. */
+struct stream_k_workspace {
+  size_t partial_bytes, flag_bytes, total;
+};
+
+stream_k_workspace stream_k_workspace_for(const stream_k_plan& plan, const tile_dims& tile,
+                                          const fc_cuda_context* context) {
+  stream_k_workspace w = {0, 0, 0};
+  if (!plan.on) return w;
+  const size_t sms = static_cast<size_t>(context->sm_count > 0 ? context->sm_count : 1);
+  w.partial_bytes = sms * static_cast<size_t>(tile.block_m) * static_cast<size_t>(tile.block_n) * sizeof(float);
+  w.flag_bytes = sms * GEMM_HOPPER_CONSUMER_WARPGROUPS * sizeof(uint64_t);
+  w.total = w.partial_bytes + w.flag_bytes + STREAM_K_ALIGNMENT; /* room to align the start */
+  return w;
+}
+
+int64_t k_tiles_of(const fc_gemm_problem* p, int block_k) { return (p->k + block_k - 1) / block_k; }
+
 /* The tile width for a problem. e4m3: its one tile (128 × 128). 16-bit: the width with the
  * least predicted time, where a tile's time is proportional to its width divided by the
  * relative rate of that width (narrower tiles read more shared memory per FLOP), and the
@@ -57,7 +115,8 @@ struct tile_width {
 };
 
 /* The width of `widths` (the first is the reference, kept on ties) with the least predicted
- * time: rounds of the persistent grid × width / relative rate. */
+ * time: rounds of the persistent grid × width / relative rate. (Whole rounds: with stream-K's
+ * fractional last round in this model, 8192³ e4m3 moved to the 128-wide tile and lost 9 %.) */
 int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int block_m, const tile_width* widths,
                   int count) {
   const int64_t tiles_m = (p->m + block_m - 1) / block_m;
@@ -94,6 +153,12 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
   if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
   static const tile_width widths[] = {{256, 1.0}, {128, 0.9}, {64, 0.6}};
   return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 3), T::BLOCK_K};
+}
+
+/* The tile count of a problem at a tile shape (fc_gemm_hopper_check refuses more than an int holds). */
+int64_t tile_count_of(const fc_gemm_problem* p, const tile_dims& tile) {
+  return static_cast<int64_t>((p->m + tile.block_m - 1) / tile.block_m) * ((p->n + tile.block_n - 1) / tile.block_n) *
+         p->batch_count;
 }
 
 bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
@@ -195,8 +260,7 @@ extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc
       !tma_operand_ok("b", p->b, p->ldb, p->stride_b, p->batch_count, ab_bytes, why_not))
     return FLASHC_STATUS_NOT_SUPPORTED;
   const tile_dims tile = choose_tile(p, context);
-  const int64_t tiles = static_cast<int64_t>((p->m + tile.block_m - 1) / tile.block_m) *
-                        ((p->n + tile.block_n - 1) / tile.block_n) * p->batch_count;
+  const int64_t tiles = tile_count_of(p, tile);
   if (tiles > 0x7fffffff) {
     snprintf(why_not->text, sizeof why_not->text, "%lld output tiles exceed the scheduler's int range",
              (long long)tiles);
@@ -206,14 +270,13 @@ extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc
 }
 
 extern "C" size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context) {
-  (void)problem;
-  (void)context;
-  return 0;
+  const tile_dims tile = choose_tile(problem, context);
+  const stream_k_plan plan = plan_stream_k(tile_count_of(problem, tile), k_tiles_of(problem, tile.block_k), context);
+  return stream_k_workspace_for(plan, tile, context).total;
 }
 
 extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_cuda_context* context,
                                             void* workspace, void* stream) {
-  (void)workspace;
   fc_reason why_not = {{0}};
   flashc_status status = fc_gemm_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "Hopper GEMM: %s", why_not.text);
@@ -262,7 +325,12 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tiles_n = (p->n + tile.block_n - 1) / tile.block_n;
   s.tiles_per_batch = s.tiles_m * s.tiles_n;
   s.tile_count = s.tiles_per_batch * p->batch_count;
-  params.k_tiles = (p->k + tile.block_k - 1) / tile.block_k;
+  s.k_tiles = static_cast<int>(k_tiles_of(p, tile.block_k));
+  const stream_k_plan plan = plan_stream_k(s.tile_count, s.k_tiles, context);
+  s.dp_tiles = static_cast<int>(plan.dp_tiles);
+  const int grid = plan.on || s.tile_count > context->sm_count ? context->sm_count : s.tile_count;
+  s.run_length = static_cast<int>(plan.iterations / grid);
+  s.run_rest = static_cast<int>(plan.iterations % grid);
 
   gemm_hopper_epilogue_args& e = params.epilogue; /* d_tma, d_pairs, quads set above */
   e.d = p->d;
@@ -282,9 +350,18 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   e.scale_a = p->scale_a;
   e.scale_b = p->scale_b;
 
-  const int grid = s.tile_count < context->sm_count ? s.tile_count : context->sm_count;
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error;
+  if (plan.on) {
+    const stream_k_workspace layout = stream_k_workspace_for(plan, tile, context);
+    if (!workspace)
+      return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "Hopper GEMM: no workspace (%zu bytes needed for stream-K)",
+                     layout.total);
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(workspace) + STREAM_K_ALIGNMENT - 1) & ~(STREAM_K_ALIGNMENT - 1);
+    params.stream_k.partials = reinterpret_cast<float*>(base);
+    params.stream_k.flags = reinterpret_cast<uint64_t*>(base + layout.partial_bytes);
+    params.stream_k.tag = fc_launch_tag(context);
+  }
   const bool f16 = p->ab_dtype == FLASHC_DTYPE_FP16;
   if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144)
     error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);

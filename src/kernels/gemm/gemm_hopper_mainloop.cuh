@@ -5,7 +5,8 @@
  * 128B-swizzled block layout of ptx_desc.cuh (one TMA box per block), guarded by
  * full[s] (1 arrival + the slot's TMA bytes) and empty[s] (one arrival per consumer warp).
  *
- * Producer (one elected thread): for each tile of this CTA, for each k-tile: wait empty,
+ * Producer (one elected thread): for each unit of this CTA (a tile's k-tiles [k_begin, k_end),
+ * gemm_hopper_scheduler.cuh), for each k-tile: wait empty,
  * expect_tx(STAGE_BYTES), TMA-load the A and B k-tiles (out-of-range rows and K columns are
  * zero-filled, so M/N/K tails need no code).
  *   A row-major (K-major):  one box (BLOCK_K × BLOCK_M rows) at (k0, m0, batch)
@@ -42,19 +43,21 @@ struct gemm_hopper_ring {
 /* Producer: one thread. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
-                                                           const gemm_hopper_scheduler& scheduler, int a_batched,
-                                                           int b_batched, int k_tiles,
-                                                           const gemm_hopper_ring& ring) {
+                                                           const gemm_hopper_scheduler& scheduler,
+                                                           uint32_t units, int a_batched,
+                                                           int b_batched, const gemm_hopper_ring& ring) {
   using T = gemm_hopper_tile<Input, BlockN>;
   constexpr uint32_t MN_BLOCK_BYTES = T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES; /* 64 MN × BLOCK_K rows */
   tma_prefetch_map(map_a);
   tma_prefetch_map(map_b);
   ring_position position = {0, 0};
-  for (int linear = blockIdx.x; linear < scheduler.tile_count; linear += gridDim.x) {
-    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(scheduler, linear);
+  gemm_hopper_work_cursor cursor = gemm_hopper_work_begin();
+  gemm_hopper_work work;
+  while (gemm_hopper_next_work<false>(scheduler, units, cursor, work)) {
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(scheduler, work.linear);
     const int m0 = tile.tile_m * T::BLOCK_M, n0 = tile.tile_n * T::BLOCK_N;
     const int batch_a = a_batched ? tile.batch : 0, batch_b = b_batched ? tile.batch : 0;
-    for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    for (int k_tile = work.k_begin; k_tile < work.k_end; ++k_tile) {
       const int k0 = k_tile * T::BLOCK_K;
       mbarrier_wait_parity(&ring.empty[position.stage], position.phase ^ 1u);
       uint64_t* full = &ring.full[position.stage];
