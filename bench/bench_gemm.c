@@ -7,8 +7,9 @@
  * Layout: D (M×N) row-major = A (M×K row-major) · B (K×N column-major, i.e. an N×K weight
  * matrix) — the "TN" GEMM of a linear layer, the one layout both libraries (and FP8) take.
  * Method: random non-zero inputs, inputs rotated among several copies so the working set
- * exceeds the L2 (≥ 200 MB per rotation cycle), 5 warm-up runs, then ≥ 25 timed runs, each
- * between two CUDA events; the median. FLOPs = 2·M·N·K.
+ * exceeds the L2 (≥ 200 MB per rotation cycle, every launch on the next copy), flashc and
+ * cuBLASLt launches alternating (5 warm-up rounds, then ≥ 25 timed rounds), each launch between
+ * two CUDA events; the medians. FLOPs = 2·M·N·K.
  * Output: a progress line per shape on stderr; a table on stdout (shape, dtype, flashc
  * TFLOP/s, cuBLASLt TFLOP/s, ratio) and the geometric mean of the ratio over 4096³, 8192³
  * and the LLM shapes at ≥ 4096 tokens.
@@ -148,8 +149,8 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   fill_device(b, b_bytes * rotations);
 
   const int total = WARMUP_RUNS + ctx->runs;
-  cudaEvent_t* events = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * (2 * total + 1)); /* A and B alternating */
-  for (int i = 0; i <= 2 * total; ++i) CUDA_OK(cudaEventCreate(&events[i]));
+  cudaEvent_t* events = (cudaEvent_t*)malloc(sizeof(cudaEvent_t) * (3 * total + 1)); /* up to 3 players alternating */
+  for (int i = 0; i <= 3 * total; ++i) CUDA_OK(cudaEventCreate(&events[i]));
   float* times = (float*)malloc(sizeof(float) * ctx->runs);
   double medians[3] = {NAN, NAN, NAN}; /* flashc A, cuBLASLt, flashc B */
 
@@ -260,59 +261,59 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   memset(&heuristic, 0, sizeof heuristic);
   if (chosen >= 0) heuristic = heuristics[chosen];
 
+  /* The players, alternating launch by launch: flashc (variant A), flashc variant B with --ab-*,
+   * cuBLASLt (when it accepted the problem), so all of them see the same clocks and temperature
+   * (timed one block after another, the second block ran up to ~10 % slower on large shapes
+   * under the H200's power limit: measured with two identical flashc variants, 13th session).
+   * Every launch reads the next copy of the inputs (with B on A's copy, B found it in L2 and ran
+   * 3–4 % faster than the identical A at 2048³). medians[1] stays NaN when cuBLASLt refused the
+   * problem or failed at run time: no ratio. */
+  enum { PLAYER_FLASHC_A, PLAYER_FLASHC_B, PLAYER_CUBLAS };
+  int players[3], player_count = 0;
+  players[player_count++] = PLAYER_FLASHC_A;
+  if (ctx->ab) players[player_count++] = PLAYER_FLASHC_B;
+  if (chosen >= 0) players[player_count++] = PLAYER_CUBLAS;
   int lt_failed = 0;
-  /* medians[1] stays NaN when cuBLASLt refused everything: no ratio. flashc first (with
-   * --ab-*: variants A and B alternating launch by launch, so both see the same clocks and
-   * temperature; timed one after the other, the second ran up to 10 % slower on large shapes
-   * under the H200's power limit), then cuBLASLt. */
-  const int flashc_variants = ctx->ab ? 2 : 1;
-  for (int lib = 0; lib < 2 && !lt_failed; ++lib) {
-    if (lib == 1 && chosen < 0) continue;
-    const int launches = lib == 0 ? total * flashc_variants : total;
-    for (int i = 0; i < launches && !lt_failed; ++i) {
-      /* Every launch reads the next copy of the inputs, B's as well as A's: with B on A's copy
-       * B found it in L2 and ran 3–4 % faster than the identical A at 2048³. */
-      const char* ai = a + (size_t)(i % rotations) * a_bytes;
-      const char* bi = b + (size_t)(i % rotations) * b_bytes;
-      CUDA_OK(cudaEventRecord(events[i], ctx->stream));
-      if (lib == 0) {
-        const int variant = i % flashc_variants;
-        ctx->handle->cuda.gemm_hopper_block_n = ctx->tile_n[variant];
-        ctx->handle->cuda.gemm_hopper_stream_k = ctx->stream_k[variant];
-        p.a = ai;
-        p.b = bi;
-        flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
-        if (status != FLASHC_STATUS_SUCCESS) {
-          fprintf(stderr, "flashc_gemm: %s: %s\n", flashc_status_name(status), flashc_last_error());
-          exit(1);
-        }
-      } else {
-        cublasStatus_t lt_status = cublasLtMatmul(ctx->lt, op, &alpha, bi, la, ai, lb, &beta, c, ld, d, ld,
-                                                  &heuristic.algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
-                                                  ctx->stream);
-        if (lt_status != CUBLAS_STATUS_SUCCESS) {
-          fprintf(stderr, "cublasLtMatmul: status %d for %s %dx%dx%d: no cuBLASLt number\n", (int)lt_status,
-                  flashc_dtype_name(in), s->m, s->n, s->k);
-          lt_failed = 1;
-        }
+  const int launches = total * player_count;
+  for (int i = 0; i < launches; ++i) {
+    const int player = players[i % player_count];
+    const char* ai = a + (size_t)(i % rotations) * a_bytes;
+    const char* bi = b + (size_t)(i % rotations) * b_bytes;
+    CUDA_OK(cudaEventRecord(events[i], ctx->stream));
+    if (player != PLAYER_CUBLAS) {
+      const int variant = player == PLAYER_FLASHC_B;
+      ctx->handle->cuda.gemm_hopper_block_n = ctx->tile_n[variant];
+      ctx->handle->cuda.gemm_hopper_stream_k = ctx->stream_k[variant];
+      p.a = ai;
+      p.b = bi;
+      flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
+      if (status != FLASHC_STATUS_SUCCESS) {
+        fprintf(stderr, "flashc_gemm: %s: %s\n", flashc_status_name(status), flashc_last_error());
+        exit(1);
+      }
+    } else if (!lt_failed) {
+      cublasStatus_t lt_status = cublasLtMatmul(ctx->lt, op, &alpha, bi, la, ai, lb, &beta, c, ld, d, ld,
+                                                &heuristic.algo, ctx->lt_workspace, CUBLAS_WORKSPACE_BYTES,
+                                                ctx->stream);
+      if (lt_status != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "cublasLtMatmul: status %d for %s %dx%dx%d: no cuBLASLt number\n", (int)lt_status,
+                flashc_dtype_name(in), s->m, s->n, s->k);
+        lt_failed = 1;
       }
     }
-    if (lt_failed) {
-      CUDA_OK(cudaStreamSynchronize(ctx->stream));
-      break;
+  }
+  CUDA_OK(cudaEventRecord(events[launches], ctx->stream));
+  CUDA_OK(cudaEventSynchronize(events[launches]));
+  CUDA_OK(cudaGetLastError());
+  for (int slot = 0; slot < player_count; ++slot) {
+    const int player = players[slot];
+    if (player == PLAYER_CUBLAS && lt_failed) continue;
+    for (int i = 0; i < ctx->runs; ++i) {
+      const int launch = (WARMUP_RUNS + i) * player_count + slot;
+      CUDA_OK(cudaEventElapsedTime(&times[i], events[launch], events[launch + 1]));
     }
-    CUDA_OK(cudaEventRecord(events[launches], ctx->stream));
-    CUDA_OK(cudaEventSynchronize(events[launches]));
-    CUDA_OK(cudaGetLastError());
-    for (int variant = 0; variant < (lib == 0 ? flashc_variants : 1); ++variant) {
-      const int stride = lib == 0 ? flashc_variants : 1;
-      for (int i = 0; i < ctx->runs; ++i) {
-        const int launch = (WARMUP_RUNS + i) * stride + variant;
-        CUDA_OK(cudaEventElapsedTime(&times[i], events[launch], events[launch + 1]));
-      }
-      qsort(times, (size_t)ctx->runs, sizeof(float), compare_float);
-      medians[lib == 1 ? 1 : variant == 0 ? 0 : 2] = times[ctx->runs / 2];
-    }
+    qsort(times, (size_t)ctx->runs, sizeof(float), compare_float);
+    medians[player == PLAYER_FLASHC_A ? 0 : player == PLAYER_CUBLAS ? 1 : 2] = times[ctx->runs / 2];
   }
 
   cublasLtMatmulPreferenceDestroy(preference);
@@ -320,7 +321,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   cublasLtMatrixLayoutDestroy(lb);
   cublasLtMatrixLayoutDestroy(ld);
   cublasLtMatmulDescDestroy(op);
-  for (int i = 0; i <= 2 * total; ++i) cudaEventDestroy(events[i]);
+  for (int i = 0; i <= 3 * total; ++i) cudaEventDestroy(events[i]);
   free(events);
   free(times);
   cudaFree(a);
