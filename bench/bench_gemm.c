@@ -263,8 +263,9 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
 
   /* The players, alternating launch by launch: flashc (variant A), flashc variant B with --ab-*,
    * cuBLASLt (when it accepted the problem), so all of them see the same clocks and temperature
-   * (timed one block after another, the second block ran up to ~10 % slower on large shapes
-   * under the H200's power limit: measured with two identical flashc variants, 13th session).
+   * (timed one block after another, the second block ran ~10 % slower on large shapes under
+   * the H200's power limit: stream-K on/off read 0.89 that way and 0.98 alternating at bf16
+   * 8192³, 13th session).
    * Every launch reads the next copy of the inputs (with B on A's copy, B found it in L2 and ran
    * 3–4 % faster than the identical A at 2048³). medians[1] stays NaN when cuBLASLt refused the
    * problem or failed at run time: no ratio. */
