@@ -25,54 +25,25 @@ constexpr int THREADS = 1024;
 constexpr int CHAINS = 8;
 constexpr int ITERATIONS = 512;
 
-/* Each op family: one step of every chain; the value stays a 32-bit register (a float or a
- * packed pair) so every op can feed itself. */
-/* (PTX lets an .f32 instruction take the untyped 32-bit registers "r" gives.) */
-struct op_ffma {
-  static constexpr const char* name = "FFMA (fma.rn.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A800000;" : "+r"(x));
+/* Each op: `name` for the table and one step of a chain. The value stays a 32-bit register
+ * (a float or a packed pair) so every op can feed itself (PTX lets an .f32 instruction take the
+ * untyped 32-bit registers "r" gives). */
+#define PIPE_RATE_OP(type, label, ptx)                                                          \
+  struct type {                                                                                \
+    static constexpr const char* name = label;                                                 \
+    static __device__ __forceinline__ void step(uint32_t& x) { asm volatile(ptx : "+r"(x)); } \
   }
-};
-struct op_fmnmx {
-  static constexpr const char* name = "FMNMX (max.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("max.f32 %0, %0, 0f3F000000;" : "+r"(x)); }
-};
-struct op_ex2 {
-  static constexpr const char* name = "MUFU.EX2 (ex2.approx.ftz.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+r"(x)); }
-};
-struct op_ex2_f16x2 {
-  static constexpr const char* name = "ex2.approx.f16x2 (2 results)";
-  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.f16x2 %0, %0;" : "+r"(x)); }
-};
-struct op_ex2_bf16x2 {
-  static constexpr const char* name = "ex2.approx.ftz.bf16x2 (2 results)";
-  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("ex2.approx.ftz.bf16x2 %0, %0;" : "+r"(x)); }
-};
-struct op_cvt_bf16x2 {
-  static constexpr const char* name = "F2FP (cvt.rn.bf16x2.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("cvt.rn.bf16x2.f32 %0, %0, %0;" : "+r"(x));
-  }
-};
-struct op_cvt_f16x2 {
-  static constexpr const char* name = "F2FP (cvt.rn.f16x2.f32)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("cvt.rn.f16x2.f32 %0, %0, %0;" : "+r"(x));
-  }
-};
-/* bf16 → f32 of a pair's halves: a shift / mask on the integer pipe (PRMT or SHF/LOP). */
-struct op_bf16_to_f32 {
-  static constexpr const char* name = "PRMT (bf16 pair half -> f32 bits)";
-  static __device__ __forceinline__ void step(uint32_t& x) {
-    asm volatile("prmt.b32 %0, %0, 0, 0x1054;" : "+r"(x));
-  }
-};
-struct op_hadd2 {
-  static constexpr const char* name = "HADD2 (add.rn.f16x2)";
-  static __device__ __forceinline__ void step(uint32_t& x) { asm volatile("add.rn.f16x2 %0, %0, %0;" : "+r"(x)); }
-};
+PIPE_RATE_OP(op_ffma, "FFMA (fma.rn.f32)", "fma.rn.f32 %0, %0, 0f3F7FFFFF, 0f3A800000;");
+PIPE_RATE_OP(op_fmnmx, "FMNMX (max.f32)", "max.f32 %0, %0, 0f3F000000;");
+PIPE_RATE_OP(op_ex2, "MUFU.EX2 (ex2.approx.ftz.f32)", "ex2.approx.ftz.f32 %0, %0;");
+PIPE_RATE_OP(op_ex2_f16x2, "ex2.approx.f16x2 (2 results)", "ex2.approx.f16x2 %0, %0;");
+PIPE_RATE_OP(op_ex2_bf16x2, "ex2.approx.ftz.bf16x2 (2 results)", "ex2.approx.ftz.bf16x2 %0, %0;");
+PIPE_RATE_OP(op_cvt_bf16x2, "F2FP (cvt.rn.bf16x2.f32)", "cvt.rn.bf16x2.f32 %0, %0, %0;");
+PIPE_RATE_OP(op_cvt_f16x2, "F2FP (cvt.rn.f16x2.f32)", "cvt.rn.f16x2.f32 %0, %0, %0;");
+/* bf16 → f32 of a pair's halves: a byte permute on the integer pipe. */
+PIPE_RATE_OP(op_bf16_to_f32, "PRMT (bf16 pair half -> f32 bits)", "prmt.b32 %0, %0, 0, 0x1054;");
+PIPE_RATE_OP(op_hadd2, "HADD2 (add.rn.f16x2)", "add.rn.f16x2 %0, %0, %0;");
+#undef PIPE_RATE_OP
 
 /* One round: every chain takes one step of Op (a single-op rate) ... */
 template <class Op>
