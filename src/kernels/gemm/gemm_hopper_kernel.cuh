@@ -24,6 +24,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ring.cuh"
 #include "kernels/common/kernel_attributes.cuh"
@@ -55,7 +57,11 @@ struct gemm_hopper_consumer_context {
 };
 
 /* A consumer warpgroup's units, one after another: K loop, then (for a whole tile, or the
- * tail of a split one once it has collected the rest) the epilogue (any epilogue). */
+ * tail of a split one once it has collected the rest) the epilogue (any epilogue). The
+ * data-parallel tiles and the stream-K units run in two loops over one body: in one loop over
+ * both (gemm_hopper_next_work), ptxas moved the e4m3 k-loop's descriptor arithmetic out of
+ * the uniform registers (R2UR per descriptor, +11 % instructions per k-tile), so the hot loop
+ * stays the data-parallel one it was. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopper_params& params,
                                                                  const gemm_hopper_ring& ring,
@@ -66,25 +72,31 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
   ring_position position = {0, 0};
   uint32_t chunk_counter = 0;
   float acc[T::ACCUMULATORS];
-  gemm_hopper_work_cursor cursor = gemm_hopper_work_begin();
-  gemm_hopper_work work;
-  while (gemm_hopper_next_work<true>(s, units, cursor, work)) {
+  /* One unit; `split` (compile time): a stream-K unit, settled before any epilogue. */
+  auto run_unit = [&](const gemm_hopper_work& work, auto split) {
     const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
     const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
     if (work.k_end == s.k_tiles) /* this CTA stores the tile: no-op without C */
       gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread);
     gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, work.k_end - work.k_begin, ring, position);
-    /* The unit again from the cursor: nothing of it stays live through the K loop. */
-    if (!gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s,
-                                                      gemm_hopper_last_work<true>(s, units, cursor), c.consumer,
-                                                      acc, c.thread, c.staging_barrier))
-      continue;
+    if constexpr (decltype(split)::value) {
+      if (!gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s, work, c.consumer, acc, c.thread,
+                                                        c.staging_barrier))
+        return;
+    }
 #ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
     if (acc[0] == 12345.0f)
 #endif
     gemm_hopper_epilogue<T::BLOCK_N>(params.epilogue, &params.map_d, acc, c.acc_scale, tile.batch, row0, col0,
                                      c.thread, c.staging, c.staging_barrier, chunk_counter);
+  };
+  for (int linear = blockIdx.x; linear < s.dp_tiles; linear += gridDim.x) {
+    const gemm_hopper_work whole = {linear, 0, s.k_tiles};
+    run_unit(whole, std::false_type{});
   }
+  const int count = gemm_hopper_stream_k_unit_count<true>(units);
+  for (int index = 0; index < count; ++index)
+    run_unit(gemm_hopper_stream_k_unit<true>(units, index), std::true_type{});
 }
 
 /* 16-bit inputs, plain tiles into a 16-bit D by TMA store:
