@@ -98,29 +98,37 @@ static __device__ __forceinline__ void gemm_hopper_wgmma(float (&acc)[gemm_hoppe
   else wgmma_ss_e4m3(acc, desc_a, desc_b, accumulate);
 }
 
-/* Descriptors of k-step `step` of a slot, for consumer warpgroup `consumer`. */
+/* Descriptors of every k-step of ring slot `stage`, for consumer warpgroup `consumer`: the
+ * descriptors of slot 0's first k-step (loop-invariant: ptxas keeps them in uniform
+ * registers), each advanced by the slot's and the step's byte offset in the 32-bit low word
+ * (the 14-bit start field cannot carry: shared addresses are < 2^18). Encoding each
+ * descriptor from its address instead cost ~50 uniform instructions per e4m3 k-tile, a third
+ * of the k-loop's instructions. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor>
 static __device__ __forceinline__ void gemm_hopper_descriptors(
-    uint32_t slot_address, int consumer, uint64_t (&desc_a)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE],
+    uint32_t slots_address, int stage, int consumer,
+    uint64_t (&desc_a)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE],
     uint64_t (&desc_b)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE]) {
   using T = gemm_hopper_tile<Input, BlockN>;
   constexpr smem_swizzle SW = SMEM_SWIZZLE_128B;
-  const uint32_t b_address = slot_address + T::A_STAGE_BYTES;
+  const uint32_t b_address = slots_address + T::A_STAGE_BYTES;
+  uint64_t base_a, base_b;
+  if constexpr (AMnMajor) /* block `consumer` holds M rows 64c..64c+63 (64 MN × BLOCK_K K rows) */
+    base_a = smem_desc_mn_major_at(slots_address + consumer * T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES, SW, T::BLOCK_K, 0);
+  else
+    base_a = smem_desc_k_major_at(slots_address + consumer * T::ROWS_PER_CONSUMER * GEMM_HOPPER_SWIZZLE_BYTES, SW,
+                                  T::ROWS_PER_CONSUMER, 0);
+  if constexpr (BMnMajor) base_b = smem_desc_mn_major_at(b_address, SW, T::BLOCK_K, 0);
+  else base_b = smem_desc_k_major_at(b_address, SW, T::BLOCK_N, 0);
+  const uint32_t slot_offset = static_cast<uint32_t>(stage) * T::STAGE_BYTES;
 #pragma unroll
   for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step) {
-    if constexpr (AMnMajor) {
-      /* Block `consumer` holds M rows 64c..64c+63 (one block = 64 MN × BLOCK_K K rows). */
-      desc_a[step] = smem_desc_mn_major_at(slot_address + consumer * T::BLOCK_K * GEMM_HOPPER_SWIZZLE_BYTES, SW,
-                                           T::BLOCK_K, step * T::K_PER_WGMMA);
-    } else {
-      desc_a[step] = smem_desc_k_major_at(slot_address + consumer * T::ROWS_PER_CONSUMER * GEMM_HOPPER_SWIZZLE_BYTES,
-                                          SW, T::ROWS_PER_CONSUMER, step * 32u);
-    }
-    if constexpr (BMnMajor) {
-      desc_b[step] = smem_desc_mn_major_at(b_address, SW, T::BLOCK_K, step * T::K_PER_WGMMA);
-    } else {
-      desc_b[step] = smem_desc_k_major_at(b_address, SW, T::BLOCK_N, step * 32u);
-    }
+    const uint32_t a_step = AMnMajor ? smem_mn_major_offset(SW, step * T::K_PER_WGMMA)
+                                     : smem_k_major_offset(SW, T::ROWS_PER_CONSUMER, step * 32u);
+    const uint32_t b_step = BMnMajor ? smem_mn_major_offset(SW, step * T::K_PER_WGMMA)
+                                     : smem_k_major_offset(SW, T::BLOCK_N, step * 32u);
+    desc_a[step] = smem_desc_advance_low(base_a, slot_offset + a_step);
+    desc_b[step] = smem_desc_advance_low(base_b, slot_offset + b_step);
   }
 }
 
@@ -141,8 +149,7 @@ static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
   using T = gemm_hopper_tile<Input, BlockN>;
   const int stage = position.stage;
   uint64_t desc_a[T::WGMMAS_PER_K_TILE], desc_b[T::WGMMAS_PER_K_TILE];
-  gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(smem_u32(ring.slots) + stage * T::STAGE_BYTES,
-                                                             consumer, desc_a, desc_b);
+  gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(smem_u32(ring.slots), stage, consumer, desc_a, desc_b);
   mbarrier_wait_parity(&ring.full[stage], position.phase);
   wgmma_fence_operand(acc);
   wgmma_fence();
