@@ -35,7 +35,7 @@ constexpr uint32_t ATTN_FWD_SMEM_BARRIER_BYTES = 256u;
 
 constexpr int ATTN_FWD_WARPGROUP_THREADS = 128;
 constexpr int ATTN_FWD_ROWS_PER_CONSUMER = 64; /* one wgmma m64 */
-constexpr int ATTN_FWD_MAX_CONSUMERS = 3;
+constexpr int ATTN_FWD_MAX_CONSUMERS = 4;
 constexpr int ATTN_FWD_REGISTER_FILE = 65536;  /* per SM, and one CTA per SM */
 constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24; /* setmaxnreg's minimum: the producer holds little */
 
@@ -108,7 +108,7 @@ struct attn_fwd_tile {
    * attn_fwd_epilogue.cuh): +1.4–2.7 % at 1k keys. Not for the 3-consumer instance, whose
    * 128-register budget made ptxas spill 4 bytes (in the mask code) with it: it keeps one
    * 4-byte store per accumulator pair. */
-  static constexpr bool STMATRIX_O_STAGING = Consumers == 2;
+  static constexpr bool STMATRIX_O_STAGING = Consumers == 2 || Consumers == 4;
   /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
    * where it lost (registers). */
   static constexpr bool SOFTMAX_MAX_TREE = Consumers == 2;

@@ -98,7 +98,11 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int p
 int consumers_for_problem(const fc_attn_problem* p) {
   const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
                              p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;
-  return long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k, 0) != 0 ? 3 : 2;
+  if (long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k, 0) != 0) return 3;
+  const bool short_keys = p->window_left < 0 && p->window_right < 0 && p->seqlen_k < WIDE_TILE_MIN_SEQLEN &&
+                          p->seqlen_q >= 256;
+  if (short_keys && block_n_for(p->head_dim, p->head_dim_v, 4, p->seqlen_k, 0) != 0) return 4;
+  return 2;
 }
 
 /* The key-block width for problem p (consumers_for_problem's count, or 2 when paged KV fits
