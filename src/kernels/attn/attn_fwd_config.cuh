@@ -120,6 +120,11 @@ struct attn_fwd_tile {
    * masks only the seqlen_k tail (the per-block window test cost ~7 % of its consumers' samples,
    * ncu, d64 16k). */
   static constexpr bool WINDOWS = Consumers == 2;
+  /* The epilogue reads its tile's coordinates from the job in shared memory again after the key
+   * loop (attn_fwd_kernel.cuh) instead of holding them in registers through it: the 4-consumer
+   * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
+   * with it, so the others keep them in registers. */
+  static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -51,10 +51,11 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
   sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES);
-  sm.softmax_pins = reinterpret_cast<int*>(sm.job + 1);
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + sizeof(attn_fwd_job) + T::CONSUMER_THREADS / 32 * sizeof(int) <=
+  sm.softmax_pins = reinterpret_cast<int*>(sm.job + ATTN_FWD_JOBS);
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + ATTN_FWD_JOBS * sizeof(attn_fwd_job) +
+                        T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     ATTN_FWD_SMEM_BARRIER_BYTES,
-                "barrier space: barriers, the handed-over job and the softmax pins");
+                "barrier space: barriers, the handed-over jobs and the softmax pins");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);
@@ -90,16 +91,31 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_softmax_rows rows;
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
+      const attn_fwd_job* job = sm.job + state.q_phase;
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
       state.q_phase ^= 1u;
-      if (sm.job->linear >= params.tile_count) break;
+      if (job->first < 0) break;
       attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
-      const attn_fwd_tile_coord tile = sm.job->tile;
-      const attn_fwd_sequence seq = sm.job->seq;
-      const int m0 = tile.m_block * T::BLOCK_M;
-      const int first = sm.job->first, end = sm.job->end;
-      attn_fwd_consume<Input, T>(params, sm, seq, m0, first, end, consumer, thread, state, o, rows);
-      attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows, state.timeline);
+      if constexpr (T::EPILOGUE_REREADS_JOB) {
+        {
+          const attn_fwd_sequence seq = job->seq;
+          attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first, job->end, consumer,
+                                     thread, state, o, rows);
+        }
+        /* The job again (still this tile's, see ATTN_FWD_JOBS; its index from the phase, so not
+         * even its address lives through the key loop). */
+        const attn_fwd_job* again = sm.job + (state.q_phase ^ 1u);
+        const attn_fwd_tile_coord tile = again->tile;
+        const attn_fwd_sequence seq = again->seq;
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, o, rows,
+                                    state.timeline);
+      } else {
+        const attn_fwd_tile_coord tile = job->tile;
+        const attn_fwd_sequence seq = job->seq;
+        const int m0 = tile.m_block * T::BLOCK_M;
+        attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows, state.timeline);
+      }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }
     if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */
