@@ -125,6 +125,11 @@ struct attn_fwd_tile {
    * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
    * with it, so the others keep them in registers. */
   static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
+  /* Job slots in shared memory (attn_fwd_mainloop.cuh): two alternate by the q_full phase where
+   * the epilogue reads its job again after the key loop; one elsewhere (two cost the other
+   * instances 0.5–0.9 % in the 14th session's A/B, through a phase-dependent job address). */
+  static constexpr unsigned JOB_SLOTS = EPILOGUE_REREADS_JOB ? 2u : 1u;
+  static __device__ __forceinline__ unsigned job_slot(unsigned q_phase) { return q_phase & (JOB_SLOTS - 1u); }
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

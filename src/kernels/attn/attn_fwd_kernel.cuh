@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_softmax_rows rows;
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
-      const attn_fwd_job* job = sm.job + state.q_phase;
+      const attn_fwd_job* job = sm.job + T::job_slot(state.q_phase);
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
       state.q_phase ^= 1u;
       if (job->first < 0) break;
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         }
         /* The job again (still this tile's, see ATTN_FWD_JOBS; its index from the phase, so not
          * even its address lives through the key loop). */
-        const attn_fwd_job* again = sm.job + (state.q_phase ^ 1u);
+        const attn_fwd_job* again = sm.job + T::job_slot(state.q_phase ^ 1u);
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, o, rows,

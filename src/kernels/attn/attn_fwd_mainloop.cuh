@@ -49,15 +49,16 @@ struct attn_fwd_job {
   attn_fwd_sequence seq;
   int first, end; /* key blocks [first, end) of the tile (of its split); first < 0: no more tiles */
 };
-/* Two jobs alternate (by the q_full phase): the producer writes the job of tile t + 2 only
- * after the consumers released tile t + 1's Q, which follows tile t's epilogue, so a consumer
- * can read its tile's job again after the key loop instead of holding the epilogue's fields in
- * registers through it (the 4-consumer instance spilled them). */
+/* Room for two jobs, alternating by the q_full phase where attn_fwd_tile::JOB_SLOTS is 2: the
+ * producer writes the job of tile t + 2 only after the consumers released tile t + 1's Q, which
+ * follows tile t's epilogue, so a consumer can read its tile's job again after the key loop
+ * instead of holding the epilogue's fields in registers through it (the 4-consumer instance
+ * spilled them). */
 constexpr int ATTN_FWD_JOBS = 2;
 
 /* Pointers into the CTA's shared memory. */
 struct attn_fwd_smem {
-  attn_fwd_job* job; /* ATTN_FWD_JOBS: the tile whose Q q_full announces (in phase p: job[p]), decoded */
+  attn_fwd_job* job; /* ATTN_FWD_JOBS slots: the tile whose Q q_full announces (phase p: job[job_slot(p)]), decoded */
   uint8_t* q;
   uint8_t* o; /* O staging: its own buffer, or Q's (attn_fwd_tile::O_SEPARATE) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
@@ -125,7 +126,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
     if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the job */
       mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-      sm.job[q_phase].first = -1;
+      sm.job[T::job_slot(q_phase)].first = -1;
       mbarrier_arrive(sm.q_full);
       break;
     }
@@ -149,7 +150,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     };
     if (end > first) load_k(end - 1);
     mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-    attn_fwd_job& job = sm.job[q_phase];
+    attn_fwd_job& job = sm.job[T::job_slot(q_phase)];
     job.tile = tile;
     job.seq = seq;
     job.first = first;
