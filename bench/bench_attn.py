@@ -6,8 +6,9 @@ Grid: 16k tokens per batch (batch = 16384 / seqlen), hidden 2048 (heads = 2048 /
 512 ... 16384, d in {64, 128, 256}, causal and not, bf16 and fp16, forward and backward.
 FLOPs = 4 · batch · heads · seqlen² · d, halved for causal; backward = 2.5 × forward.
 Method: inputs in (batch, seqlen, heads, d), passed to SDPA as transposed views (no copies
-for anyone); warm-up runs, then timed samples between two CUDA events (back-to-back calls
-filling about 1 ms, so Python overhead does not pad small cases); the median per call. The
+for anyone; each method its own copy); warm-up runs, then timed samples between two CUDA events
+(back-to-back calls filling about 1 ms, so Python overhead does not pad small cases), the
+methods' samples alternating (same clocks and temperature for all); the median per call. The
 inputs of one case (3 × 64 MB at 16k tokens) exceed the L2, so every run reads from HBM.
 The forward is timed alone; the backward is timed as autograd.grad on a retained graph.
 flashc's forward output is compared with cuDNN's (max |Δ|) as a sanity check.
@@ -34,7 +35,7 @@ import torch  # noqa: E402
 from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 import flashc  # noqa: E402
-from bench_timing import record_header, time_cuda  # noqa: E402
+from bench_timing import record_header, time_cuda_alternating  # noqa: E402
 
 TOKENS = 16384
 HIDDEN = 2048
@@ -70,35 +71,54 @@ def make_forward(method, q, k, v, causal):
     return run
 
 
-def bench_case(method, dtype, d, seqlen, causal, directions, warmup, runs, reference):
-    """{'fwd': ms or reason, 'bwd': ...} for one method; `reference` collects outputs to compare."""
+def make_grad(forward, q, k, v):
+    """A zero-argument callable running one backward (autograd.grad on a retained graph)."""
+    out = forward()
+    dout = torch.randn_like(out)
+    grad = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)  # noqa: E731
+    grad()
+    return grad
+
+
+def bench_case(dtype, d, seqlen, causal, directions, warmup, runs, reference):
+    """{method: {'fwd': ms or reason, 'bwd': ...}} for one case. Every method gets its own copy of
+    the same inputs, and the methods' samples alternate (bench_timing.time_cuda_alternating), so
+    none of them is timed in another's power or thermal state. `reference` collects the forward
+    outputs to compare."""
     batch, heads = TOKENS // seqlen, HIDDEN // d
-    generator = torch.Generator(device="cuda").manual_seed(seqlen * 1000 + d)
     needs_grad = "bwd" in directions
-    q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=dtype, generator=generator)
-               .requires_grad_(needs_grad) for _ in range(3))
-    results = {}
-    forward = make_forward(method, q, k, v, causal)
-    try:
-        with torch.no_grad():
-            out = forward()
-            torch.cuda.synchronize()
-            reference[method] = out.float()
-            if "fwd" in directions:
-                results["fwd"] = time_cuda(forward, warmup, runs)
-    except Exception as error:  # flashc's NOT_SUPPORTED, a backend that refuses the shape, ...
-        reason = short_reason(error)
-        return {direction: reason for direction in directions}
-    if "bwd" in directions:
+    results = {method: {} for method in METHODS}
+    forwards, inputs = {}, {}
+    for method in METHODS:
+        generator = torch.Generator(device="cuda").manual_seed(seqlen * 1000 + d)
+        q, k, v = (torch.randn(batch, seqlen, heads, d, device="cuda", dtype=dtype, generator=generator)
+                   .requires_grad_(needs_grad) for _ in range(3))
+        forward = make_forward(method, q, k, v, causal)
         try:
-            out = forward()
-            dout = torch.randn_like(out)
-            grad = lambda: torch.autograd.grad(out, (q, k, v), dout, retain_graph=True)  # noqa: E731
-            grad()
-            results["bwd"] = time_cuda(grad, warmup, runs)
-        except Exception as error:
-            results["bwd"] = short_reason(error)
-        del out
+            with torch.no_grad():
+                out = forward()
+                torch.cuda.synchronize()
+            reference[method] = out.float()
+            forwards[method], inputs[method] = forward, (q, k, v)
+        except Exception as error:  # flashc's NOT_SUPPORTED, a backend that refuses the shape, ...
+            reason = short_reason(error)
+            results[method] = {direction: reason for direction in directions}
+    if "fwd" in directions and forwards:
+        with torch.no_grad():
+            times = time_cuda_alternating(list(forwards.values()), warmup, runs)
+        for method, value in zip(forwards, times):
+            results[method]["fwd"] = value if isinstance(value, float) else short_reason(value)
+    if needs_grad:
+        grads = {}
+        for method, forward in forwards.items():
+            try:
+                grads[method] = make_grad(forward, *inputs[method])
+            except Exception as error:
+                results[method]["bwd"] = short_reason(error)
+        if grads:
+            times = time_cuda_alternating(list(grads.values()), warmup, runs)
+            for method, value in zip(grads, times):
+                results[method]["bwd"] = value if isinstance(value, float) else short_reason(value)
     return results
 
 
@@ -139,13 +159,10 @@ def main():
         batch, heads = TOKENS // seqlen, HIDDEN // d
         label = f"{dtype_name} d{d} {'causal' if causal else 'full'} seqlen {seqlen}"
         reference = {}
-        per_method = {}
-        for method in METHODS:
-            print(f"\r[{index + 1:3d}/{len(cases)}] {label:<32} {method:<7} {time.time() - started:6.1f}s ",
-                  end="", file=sys.stderr, flush=True)
-            per_method[method] = bench_case(method, DTYPES[dtype_name], d, seqlen, causal, directions, warmup, runs,
-                                            reference)
-            torch.cuda.empty_cache()
+        print(f"\r[{index + 1:3d}/{len(cases)}] {label:<32} {time.time() - started:6.1f}s ",
+              end="", file=sys.stderr, flush=True)
+        per_method = bench_case(DTYPES[dtype_name], d, seqlen, causal, directions, warmup, runs, reference)
+        torch.cuda.empty_cache()
         max_diff = None
         if "flashc" in reference and "cudnn" in reference:
             max_diff = (reference["flashc"] - reference["cudnn"]).abs().max().item()

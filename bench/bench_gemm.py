@@ -9,7 +9,8 @@ float8_e4m3fn (bf16 out, per-tensor scales) at 4096³ and 8192³ against torch._
 Layout: D (M×N) = A (M×K) · Wᵀ with W an (N×K) weight — a linear layer; both libraries read
 W.t() as a column-major view, no copies. FLOPs = 2·M·N·K.
 Method: several copies of the inputs rotated so the working set exceeds the L2, warm-up, then
-timed samples between CUDA events (back-to-back calls filling about 1 ms); the median per call.
+timed samples between CUDA events (back-to-back calls filling about 1 ms), flashc's and torch's
+samples alternating; the median per call.
 flashc's result is checked against torch's (max relative difference) on the first copy.
 
     python3 bench/bench_gemm.py [--quick] [--json FILE] [--runs N] [--dtype bf16|fp16|e4m3]
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import torch  # noqa: E402
 
 import flashc  # noqa: E402
-from bench_timing import record_header, time_cuda  # noqa: E402
+from bench_timing import record_header, time_cuda_alternating  # noqa: E402
 
 SQUARES = [1024, 2048, 4096, 8192, 16384]
 TOKENS = [512, 1024, 2048, 4096, 8192, 16384]
@@ -46,7 +47,7 @@ def shapes(quick, dtype_name):
             [(m, n, k, f"llm N{n} K{k}") for (n, k) in nk for m in tokens])
 
 
-timed = time_cuda  # bench_timing.py
+timed = time_cuda_alternating  # bench_timing.py
 
 
 def rotating(calls):
@@ -110,14 +111,21 @@ def main():
             peer_calls = [lambda a=a, w=w: torch.matmul(a, w.t()) for a, w in inputs]
             flashc_calls = [lambda a=a, w=w: flashc.gemm(a, w.t()) for a, w in inputs]
         outputs = {}
+        players = []
         for method, calls in (("flashc", flashc_calls), ("torch", peer_calls)):
             try:
                 outputs[method] = calls[0]().float()
-                ms = timed(rotating(calls), warmup, runs)
-                record[f"{method}_ms"] = ms
-                record[f"{method}_tflops"] = record["flops"] / (ms * 1e-3) / 1e12
+                players.append((method, rotating(calls)))
             except Exception as error:
                 record[f"{method}_error"] = short_reason(error)
+        # The two libraries' samples alternate (bench_timing.time_cuda_alternating).
+        times = timed([run for _, run in players], warmup, runs)
+        for (method, _), ms in zip(players, times):
+            if isinstance(ms, float):
+                record[f"{method}_ms"] = ms
+                record[f"{method}_tflops"] = record["flops"] / (ms * 1e-3) / 1e12
+            else:
+                record[f"{method}_error"] = short_reason(ms)
         if len(outputs) == 2:
             scale = outputs["torch"].abs().max().item() or 1.0
             record["max_rel_diff_vs_torch"] = (outputs["flashc"] - outputs["torch"]).abs().max().item() / scale

@@ -50,6 +50,56 @@ def time_cuda(function, warmup, runs):
     return statistics.median(times)
 
 
+def time_cuda_alternating(functions, warmup, runs):
+    """Median milliseconds per call of each of `functions`, sampled in turn (sample i of every
+    function before sample i + 1 of any; the order reversed every other round), so every player
+    sees the same clocks and temperature. Timed one block after another, the second of two
+    identical GEMMs ran up to ~10 % slower at large shapes under the H200's power limit (13th
+    session, bench_gemm.c); the peer was always second. A sample is as in time_cuda: the GPU
+    spins while the host queues `inner` calls, so the kernels run back to back. A function that
+    raises is left out: its entry in the result is the exception."""
+    results = [None] * len(functions)
+    probes = []
+    for index, function in enumerate(functions):
+        try:
+            function()
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            function()
+            end.record()
+            end.synchronize()
+            probes.append((index, start.elapsed_time(end)))
+        except Exception as error:  # noqa: BLE001 (reported per function)
+            results[index] = error
+    if not probes:
+        return results
+    slowest = max(ms for _, ms in probes)
+    if slowest > SLOW_CALL_MS:
+        runs = min(runs, SLOW_CALL_RUNS)
+    else:
+        for _ in range(max(0, warmup - 2)):
+            for index, _ in probes:
+                functions[index]()
+    inners = {index: max(1, min(50, int(1.0 / max(ms, 1e-3)))) for index, ms in probes}
+    samples = {index: [] for index, _ in probes}
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for round_index in range(runs):
+        order = probes if round_index % 2 == 0 else probes[::-1]
+        for index, _ in order:
+            inner = inners[index]
+            torch.cuda._sleep(int(HOST_HEADSTART_US_PER_CALL * GPU_CYCLES_PER_US * (inner + 1)))
+            start.record()
+            for _ in range(inner):
+                functions[index]()
+            end.record()
+            end.synchronize()
+            samples[index].append(start.elapsed_time(end) / inner)
+    for index, values in samples.items():
+        results[index] = statistics.median(values)
+    return results
+
+
 def record_header(benchmark, method, **extra):
     """The fields every --json record starts with: what ran, where, which builds, how timed."""
     device = torch.cuda.current_device()
