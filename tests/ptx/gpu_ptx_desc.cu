@@ -28,7 +28,8 @@ static_assert(smem_desc_k_major_at(0x2400, SMEM_SWIZZLE_64B, 128, 32) == 0x80000
 static_assert(smem_desc_k_major_at(0x3000, SMEM_SWIZZLE_NONE, 64, 32) == 0x0000000800400380ull, "no-swizzle K-major");
 static_assert(smem_desc_mn_major_at(0x4000, SMEM_SWIZZLE_128B, 64, 16) == 0x4000004002000480ull, "128B MN-major");
 static_assert(smem_desc_mn_major_at(0x4000, SMEM_SWIZZLE_NONE, 64, 8) == 0x0000004000080408ull, "no-swizzle MN-major");
-static_assert(smem_desc_advance(0x4000004000010100ull, 32) == 0x4000004000010102ull, "advance by 32 bytes");
+static_assert(smem_desc_advance_low(0x4000004000010100ull, 32) == 0x4000004000010102ull, "advance by 32 bytes");
+static_assert(smem_desc_advance_low(0x40000040FFFFFFF0ull, 512) == 0x4000004000000010ull, "no carry into the high word");
 static_assert(smem_swizzle_offset(SMEM_SWIZZLE_128B, 3 * 128 + 1 * 16 + 5) == 3 * 128 + 2 * 16 + 5, "128B: chunk ^= row % 8");
 static_assert(smem_swizzle_offset(SMEM_SWIZZLE_64B, 5 * 64 + 2 * 16) == 5 * 64 + 0 * 16, "64B: chunk ^= (row / 2) % 4");
 static_assert(smem_swizzle_offset(SMEM_SWIZZLE_32B, 4 * 32 + 1 * 16) == 4 * 32, "32B: chunk ^= (row / 4) % 2");

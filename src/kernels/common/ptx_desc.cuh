@@ -39,8 +39,8 @@
  *             = (k_bytes / row_bytes)·rows·row_bytes + k_bytes mod row_bytes
  *             i.e. +32 B per step inside a 128-byte swizzled row, then the next block
  *   MN-major: start += k·row_bytes (k = K elements consumed so far)
- *   smem_desc_advance(desc, bytes) adds to the start field (no carry can occur: shared
- *   addresses are < 2^18).
+ *   smem_desc_advance_low(desc, bytes) adds to the start field in the low 32 bits (no carry
+ *   can occur: shared addresses are < 2^18).
  */
 #ifndef FLASHC_KERNELS_COMMON_PTX_DESC_CUH
 #define FLASHC_KERNELS_COMMON_PTX_DESC_CUH
@@ -82,14 +82,10 @@ static __host__ __device__ __forceinline__ constexpr uint64_t smem_desc_encode(u
          (static_cast<uint64_t>(smem_desc_layout_type(swizzle)) << 62);
 }
 
-/* Moves the start address by `bytes` (a multiple of 16): the k-step advance. */
-static __host__ __device__ __forceinline__ constexpr uint64_t smem_desc_advance(uint64_t desc, uint32_t bytes) {
-  return desc + static_cast<uint64_t>(bytes >> 4);
-}
-
-/* smem_desc_advance on the low 32 bits only: shared addresses stay below 256 KB, so the 14-bit
- * start-address field never carries into the rest, and a k-step costs the issuing code one
- * 32-bit add (the high word stays put) instead of re-encoding the whole descriptor. */
+/* Moves the start address by `bytes` (a multiple of 16): the k-step and ring-slot advance.
+ * Only the low 32 bits are added to: shared addresses stay below 256 KB, so the 14-bit
+ * start-address field never carries into the rest, and an advance costs the issuing code one
+ * 32-bit add (the high word stays put) instead of a 64-bit add or a re-encoded descriptor. */
 static __host__ __device__ __forceinline__ constexpr uint64_t smem_desc_advance_low(uint64_t desc, uint32_t bytes) {
   return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + (bytes >> 4));
 }
