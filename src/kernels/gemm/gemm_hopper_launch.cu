@@ -46,14 +46,18 @@ struct tile_dims {
  * persistent grid, the k-tiles of that round's tiles are spread evenly over every SM instead,
  * and split tiles are summed through the workspace. A round of whole tiles takes k_tiles
  * k-tile times; the spread round takes ceil(rest · k_tiles / SMs) plus the hand-over (publish a
- * 128 × BLOCK_N fp32 tile to L2, collect it: STREAM_K_HANDOVER_K_TILES k-tile times). Stream-K
- * runs where that predicts a saving of at least STREAM_K_MIN_GAIN of the whole-round time.
- * Calibrated on the H200 (bench_gemm --ab-stream-k off, variants alternating launch by launch,
- * 2026-11-30): every shape predicted at ≥ 2.6 % gained 0.9–2.7 % (5 % once); every shape
- * predicted at ≤ 2.1 % gained ≤ 0.9 % or lost up to 2.3 % (4096³: 1.2 % predicted, −1.6 %
- * measured) — the model misses a few µs per launch that matter below ~300 µs. */
-constexpr int64_t STREAM_K_HANDOVER_K_TILES = 4;
-constexpr double STREAM_K_MIN_GAIN = 0.023;
+ * 128 × BLOCK_N fp32 tile to L2, wait, collect it: STREAM_K_HANDOVER_K_TILES k-tile times).
+ * Stream-K runs where that predicts a saving of at least STREAM_K_MIN_GAIN of the whole-round
+ * time. Calibrated on the H200 (14th session: bench_gemm --full --ab-stream-k on, stream-K
+ * forced on against this model, variants alternating launch by launch): the measured saving
+ * of the shapes that forced stream-K changes fits a hand-over of 10–13 k-tiles (4096³ −2.0 %,
+ * 8192 × 4096 × 4096 +0.45 %, e4m3 4096³ −1.4 %, e4m3 8192³ +0.75 %), ~20 on the 128-wide
+ * tile and single-round long-K shapes (still predicted ≤ 0.2 %: off). With 12 and a 0.5 % floor
+ * the model turns on exactly the shapes forced stream-K sped up (+0.3 to +1.1 %: 8192 × 4096 ×
+ * 4096, 8192 × 28672 × 8192, 16384 × 14336 × 4096, 16384³, e4m3 8192³) and none it slowed.
+ * (The 13th session's 4 k-tiles and 2.3 % left those off.) */
+constexpr int64_t STREAM_K_HANDOVER_K_TILES = 12;
+constexpr double STREAM_K_MIN_GAIN = 0.005;
 constexpr size_t STREAM_K_ALIGNMENT = 256;
 
 struct stream_k_plan {
