@@ -79,7 +79,14 @@ struct attn_fwd_tile {
                     THREADS * LAUNCH_REGISTERS,
                 "register budget: the setmaxnreg split must fit the registers the CTA was launched with");
   static constexpr int BLOCK_N = BlockN;
-  static constexpr int STAGES = 2;
+  /* K/V ring depth. Two everywhere but the 4-consumer instance, whose 64-key blocks come twice
+   * as often: a third stage there +1.8 % at 512, +0.6 % at 1k, ±0 at 1536; a fourth no better
+   * (H200, 14th session). Deeper rings for the 2-consumer instances: d64 ±0 at 1k, −2 to −3 %
+   * at 4k/16k (5th session). */
+  static constexpr int STAGES = Consumers == 4 ? 3 : 2;
+  /* The barrier area: the ring's 4 · STAGES barriers and Q's two, the jobs and the softmax pins
+   * (static_assert in attn_fwd_kernel.cuh); 256 bytes hold a two-stage ring's. */
+  static constexpr uint32_t BARRIER_BYTES = STAGES > 2 ? 2u * ATTN_FWD_SMEM_BARRIER_BYTES : ATTN_FWD_SMEM_BARRIER_BYTES;
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. Off: since the softmax runs under
    * P·V (the pin) and the per-block work shrank, the turns only delay issue (H200, same
@@ -167,10 +174,10 @@ struct attn_fwd_tile {
   static constexpr uint32_t V_OFFSET = K_OFFSET + STAGES * K_STAGE_BYTES;
   static constexpr uint32_t KV_END = V_OFFSET + STAGES * V_STAGE_BYTES;
   static constexpr bool O_SEPARATE =
-      ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + ATTN_FWD_SMEM_BARRIER_BYTES <= ATTN_FWD_SMEM_BYTES_MAX;
+      ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + BARRIER_BYTES <= ATTN_FWD_SMEM_BYTES_MAX;
   static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : Q_OFFSET;
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
-  static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + ATTN_FWD_SMEM_BARRIER_BYTES;
+  static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + BARRIER_BYTES;
 
   static_assert(HeadDim % QK_BOX_INNER == 0 && HeadDimV % V_BOX_INNER == 0, "head dims are whole swizzle blocks");
   static_assert(O_SEPARATE || (HeadDimV <= HeadDim && V_SWIZZLE == QK_SWIZZLE), "O is staged in Q's shared memory");

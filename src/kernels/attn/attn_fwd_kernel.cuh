@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.softmax_pins = reinterpret_cast<int*>(sm.job + ATTN_FWD_JOBS);
   static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + ATTN_FWD_JOBS * sizeof(attn_fwd_job) +
                         T::CONSUMER_THREADS / 32 * sizeof(int) <=
-                    ATTN_FWD_SMEM_BARRIER_BYTES,
+                    T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs and the softmax pins");
 
   if (threadIdx.x == 0) {
