@@ -126,7 +126,8 @@ struct attn_fwd_tile {
   /* Whether the instance handles sliding windows and causal masks. The 3-consumer instance is
    * launched only for problems without them (consumers_for_problem), so its key loop tests and
    * masks only the seqlen_k tail (the per-block window test cost ~7 % of its consumers' samples,
-   * ncu, d64 16k). */
+   * ncu, d64 16k). The 4-consumer instance with windows spilled 28 bytes and ran causal d64
+   * 4–8 % slower than the 2-consumer one at 512–1k (14th session). */
   static constexpr bool WINDOWS = Consumers == 2;
   /* The epilogue reads its tile's coordinates from the job in shared memory again after the key
    * loop (attn_fwd_kernel.cuh) instead of holding them in registers through it: the 4-consumer
@@ -135,7 +136,7 @@ struct attn_fwd_tile {
   static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
   /* Job slots in shared memory (attn_fwd_mainloop.cuh): two alternate by the q_full phase where
    * the epilogue reads its job again after the key loop; one elsewhere (two cost the other
-   * instances 0.5–0.9 % in the 14th session's A/B, through a phase-dependent job address). */
+   * instances up to 0.9 % in the 14th session's A/B, through a phase-dependent job address). */
   static constexpr unsigned JOB_SLOTS = EPILOGUE_REREADS_JOB ? 2u : 1u;
   static __device__ __forceinline__ unsigned job_slot(unsigned q_phase) { return q_phase & (JOB_SLOTS - 1u); }
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");

@@ -63,6 +63,12 @@ constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
  * (unequal tiles), −8 % at 512–1k (a 192-row tile pads a short sequence). */
 constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
 
+/* Shorter unmasked problems (keys below WIDE_TILE_MIN_SEQLEN, at least this many queries) run
+ * on the 4-consumer (256-row, 64-key) instance where one is built: H200 A/B against the
+ * 2-consumer instance, d64 bf16 (13th/14th sessions): +12 % at 512, +8 % at 1k; against the
+ * 3-consumer one from 2k on −0.5 to −10 %. Below 256 queries a 256-row tile is mostly padding. */
+constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
+
 /* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
  * Whole blocks inside one page (page_size a multiple of block_n), or whole pages inside one
  * block (block_n a multiple of page_size, itself a multiple of 8 so that every page's box
@@ -93,14 +99,15 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int p
 }
 
 /* Consumer warpgroups for problem p: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a
- * 3-consumer instance is built for (d, d_v), else 2. Never 3 for a problem with a window:
- * the 3-consumer instances mask only the seqlen_k tail (attn_fwd_tile::WINDOWS). */
+ * 3-consumer instance is built for (d, d_v), 4 where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds
+ * and a 4-consumer instance is built, else 2. Never 3 or 4 for a problem with a window: those
+ * instances mask only the seqlen_k tail (attn_fwd_tile::WINDOWS). */
 int consumers_for_problem(const fc_attn_problem* p) {
   const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
                              p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;
   if (long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k, 0) != 0) return 3;
   const bool short_keys = p->window_left < 0 && p->window_right < 0 && p->seqlen_k < WIDE_TILE_MIN_SEQLEN &&
-                          p->seqlen_q >= 256;
+                          p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q;
   if (short_keys && block_n_for(p->head_dim, p->head_dim_v, 4, p->seqlen_k, 0) != 0) return 4;
   return 2;
 }
