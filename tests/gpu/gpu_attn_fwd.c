@@ -134,6 +134,7 @@ static const int supported_dims[DIM_COUNT][2] = {{64, 64}, {96, 96}, {128, 128},
 static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203},   {128, 217},
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
 #define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
+#define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -1055,6 +1056,24 @@ static int task_by_cost(const void* a, const void* b) {
   return ca < cb ? 1 : ca > cb ? -1 : 0;
 }
 
+/* Parts 2b/2c: a random case made unmasked d64 with seqlen_q in [q_lo, q_hi] and seqlen_k in
+ * [k_lo, k_hi] (odd; packed QKV keeps them equal), everything else as drawn. */
+static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_lo, int k_hi) {
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = random_case(&case_rng);
+  c.head_dim = c.head_dim_v = 64;
+  c.causal = 0, c.window_left = c.window_right = -1;
+  if (c.feature != FEAT_SOFTCAP) c.softcap = 0.0f;
+  c.feature = c.softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
+  c.seqlen_q = random_odd(&case_rng, q_lo, q_hi);
+  c.seqlen_k = c.layout == LAYOUT_QKV ? c.seqlen_q : random_odd(&case_rng, k_lo, k_hi);
+  c.index = n;
+  set_knobs(&c, &case_rng, 1);
+  fit_budget(&c, 1.5e9);
+  c.rng = case_rng;
+  return c;
+}
+
 int main(int argc, char** argv) {
   int random_cases = 300, quick = 0, fixed = 1, refusals = 1;
   for (int i = 1; i < argc; ++i) {
@@ -1113,7 +1132,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + SPLIT_CASES + 400;
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
   const double budget_short = quick ? 3e7 : 3e8, budget_long = 4.5e9;
@@ -1153,28 +1172,18 @@ int main(int argc, char** argv) {
     ++n;
   }
   if (random_cases) printf("part 2: %d random cases\n", n - first_random);
-  /* Long unmasked d64 problems, which the launcher gives the 3-consumer (192-row) instance
-   * (attn_fwd_launch.cu, consumers_for_problem: seqlen_q and seqlen_k >= 2048, no mask);
-   * neither the covering array nor the random cases reach them reliably. */
+  /* Unmasked d64 problems that the launcher gives its wider instances (attn_fwd_launch.cu,
+   * consumers_for_problem): long ones (seqlen_q and seqlen_k >= 2048) the 3-consumer (192-row)
+   * one, shorter ones (seqlen_k < 2048, seqlen_q >= 256) the 4-consumer (256-row) one; neither
+   * the covering array nor the random cases reach them reliably. */
   int first_wide = n;
-  if (random_cases)
-    for (int i = 0; i < WIDE_TILE_CASES; ++i) {
-      gcase* c = &cases[n];
-      test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
-      *c = random_case(&case_rng);
-      c->head_dim = c->head_dim_v = 64;
-      c->causal = 0, c->window_left = c->window_right = -1;
-      if (c->feature != FEAT_SOFTCAP) c->softcap = 0.0f;
-      c->feature = c->softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
-      c->seqlen_q = random_odd(&case_rng, 2048, 2700);
-      c->seqlen_k = c->layout == LAYOUT_QKV ? c->seqlen_q : random_odd(&case_rng, 2048, 2700);
-      c->index = n;
-      set_knobs(c, &case_rng, 1);
-      fit_budget(c, 1.5e9);
-      c->rng = case_rng;
-      ++n;
-    }
-  if (n > first_wide) printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
+  if (random_cases) {
+    for (int i = 0; i < WIDE_TILE_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 2048, 2700, 2048, 2700);
+    printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
+    const int first_four = n;
+    for (int i = 0; i < FOUR_CONSUMER_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 256, 2047, 1, 2047);
+    printf("part 2c: %d shorter unmasked d64 cases\n", n - first_four);
+  }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
     test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
