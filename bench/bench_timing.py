@@ -15,67 +15,43 @@ SLOW_CALL_MS = 50.0  # a call this slow is timed with few samples (its spread is
 SLOW_CALL_RUNS = 3
 
 
-def time_cuda(function, warmup, runs):
-    """Median milliseconds per call. Each of `runs` samples times `inner` back-to-back calls between
-    two CUDA events, with `inner` chosen so a sample lasts about a millisecond. Before each sample
-    the GPU spins (torch.cuda._sleep) long enough for the host to queue the start event and all
-    `inner` calls behind it, so a sample measures the kernels back to back and not the host's call
-    overhead — without it a single 1.7 ms call measured 10% slower than `flashc attn --bench` in C
-    (H200, 2026-11-29), the Python overhead landing between the two events.
-    A call slower than SLOW_CALL_MS (e.g. a CUDA-core fallback) gets one warm-up and
-    SLOW_CALL_RUNS samples, so that a grid with such a method still finishes in minutes."""
-    function()  # first call: one-time setup (kernel attributes, workspace) stays out of the probe
-    torch.cuda.synchronize()
+def time_cuda_alternating(functions, warmup, runs):
+    """Median milliseconds per call of each of `functions`, their samples taken in turn (sample i
+    of every function before sample i + 1 of any; the order reversed every other round), so every
+    player sees the same clocks and temperature. Timed one block after another, the second of two
+    identical GEMMs ran up to ~10 % slower at large shapes under the H200's power limit (13th
+    session, bench_gemm.c), and the peer was always second.
+    Each sample times `inner` back-to-back calls between two CUDA events, with `inner` chosen so a
+    sample lasts about a millisecond. Before each sample the GPU spins (torch.cuda._sleep) long
+    enough for the host to queue the start event and all `inner` calls behind it, so a sample
+    measures the kernels back to back and not the host's call overhead — without it a single
+    1.7 ms call measured 10% slower than `flashc attn --bench` in C (H200, 2026-11-29), the Python
+    overhead landing between the two events. When the slowest call takes more than SLOW_CALL_MS
+    (e.g. a CUDA-core fallback), one warm-up and SLOW_CALL_RUNS samples, so that a grid with such
+    a method still finishes in minutes. A function that raises while it is probed is left out:
+    its entry in the result is the exception."""
+    results = [None] * len(functions)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    function()
-    end.record()
-    end.synchronize()
-    probe_ms = start.elapsed_time(end)
-    if probe_ms > SLOW_CALL_MS:
-        runs = min(runs, SLOW_CALL_RUNS)
-    else:
-        for _ in range(max(0, warmup - 2)):
-            function()
-    inner = max(1, min(50, int(1.0 / max(probe_ms, 1e-3))))
-    times = []
-    for _ in range(runs):
-        torch.cuda._sleep(int(HOST_HEADSTART_US_PER_CALL * GPU_CYCLES_PER_US * (inner + 1)))
+
+    def sample_ms(function, calls):
         start.record()
-        for _ in range(inner):
+        for _ in range(calls):
             function()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) / inner)
-    return statistics.median(times)
+        return start.elapsed_time(end) / calls
 
-
-def time_cuda_alternating(functions, warmup, runs):
-    """Median milliseconds per call of each of `functions`, sampled in turn (sample i of every
-    function before sample i + 1 of any; the order reversed every other round), so every player
-    sees the same clocks and temperature. Timed one block after another, the second of two
-    identical GEMMs ran up to ~10 % slower at large shapes under the H200's power limit (13th
-    session, bench_gemm.c); the peer was always second. A sample is as in time_cuda: the GPU
-    spins while the host queues `inner` calls, so the kernels run back to back. A function that
-    raises is left out: its entry in the result is the exception."""
-    results = [None] * len(functions)
-    probes = []
+    probes = []  # (index, probe ms)
     for index, function in enumerate(functions):
         try:
-            function()
+            function()  # first call: one-time setup (kernel attributes, workspace) stays out of the probe
             torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            function()
-            end.record()
-            end.synchronize()
-            probes.append((index, start.elapsed_time(end)))
+            probes.append((index, sample_ms(function, 1)))
         except Exception as error:  # noqa: BLE001 (reported per function)
             results[index] = error
     if not probes:
         return results
-    slowest = max(ms for _, ms in probes)
-    if slowest > SLOW_CALL_MS:
+    if max(ms for _, ms in probes) > SLOW_CALL_MS:
         runs = min(runs, SLOW_CALL_RUNS)
     else:
         for _ in range(max(0, warmup - 2)):
@@ -83,21 +59,23 @@ def time_cuda_alternating(functions, warmup, runs):
                 functions[index]()
     inners = {index: max(1, min(50, int(1.0 / max(ms, 1e-3)))) for index, ms in probes}
     samples = {index: [] for index, _ in probes}
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for round_index in range(runs):
-        order = probes if round_index % 2 == 0 else probes[::-1]
-        for index, _ in order:
+        for index, _ in probes if round_index % 2 == 0 else probes[::-1]:
             inner = inners[index]
             torch.cuda._sleep(int(HOST_HEADSTART_US_PER_CALL * GPU_CYCLES_PER_US * (inner + 1)))
-            start.record()
-            for _ in range(inner):
-                functions[index]()
-            end.record()
-            end.synchronize()
-            samples[index].append(start.elapsed_time(end) / inner)
+            samples[index].append(sample_ms(functions[index], inner))
     for index, values in samples.items():
         results[index] = statistics.median(values)
     return results
+
+
+def time_cuda(function, warmup, runs):
+    """Median milliseconds per call of one function (time_cuda_alternating's method); raises what
+    the function raises."""
+    (result,) = time_cuda_alternating([function], warmup, runs)
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 def record_header(benchmark, method, **extra):

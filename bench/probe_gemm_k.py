@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 import torch  # noqa: E402
 
 import flashc  # noqa: E402
-from bench_timing import time_cuda  # noqa: E402
+from bench_timing import time_cuda_alternating  # noqa: E402
 
 
 def main():
@@ -73,8 +73,10 @@ def main():
     for k in (int(x) for x in args.k.split(",")):
         a = torch.randn(mn, k, device="cuda", dtype=dtype)
         w = torch.randn(mn, k, device="cuda", dtype=dtype)
-        ms_f = time_cuda(lambda: flashc_call(a, w), 3, 15)
-        ms_t = time_cuda(lambda: torch_call(a, w), 3, 15)
+        ms_f, ms_t = time_cuda_alternating([lambda: flashc_call(a, w), lambda: torch_call(a, w)], 3, 15)
+        for result in (ms_f, ms_t):
+            if isinstance(result, Exception):
+                raise result
         flop = 2.0 * mn * mn * k
         us_wave = ms_f * 1000.0 / waves
         points.append((k, us_wave))
