@@ -103,13 +103,10 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int p
  * and a 4-consumer instance is built, else 2. Never 3 or 4 for a problem with a window: those
  * instances mask only the seqlen_k tail (attn_fwd_tile::WINDOWS). */
 int consumers_for_problem(const fc_attn_problem* p) {
-  const bool long_unmasked = p->window_left < 0 && p->window_right < 0 && p->seqlen_q >= WIDE_TILE_MIN_SEQLEN &&
-                             p->seqlen_k >= WIDE_TILE_MIN_SEQLEN;
-  if (long_unmasked && block_n_for(p->head_dim, p->head_dim_v, 3, p->seqlen_k, 0) != 0) return 3;
-  const bool short_keys = p->window_left < 0 && p->window_right < 0 && p->seqlen_k < WIDE_TILE_MIN_SEQLEN &&
-                          p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q;
-  if (short_keys && block_n_for(p->head_dim, p->head_dim_v, 4, p->seqlen_k, 0) != 0) return 4;
-  return 2;
+  if (p->window_left >= 0 || p->window_right >= 0) return 2;
+  const int consumers = p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? (p->seqlen_q >= WIDE_TILE_MIN_SEQLEN ? 3 : 2)
+                                                             : (p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q ? 4 : 2);
+  return consumers != 2 && block_n_for(p->head_dim, p->head_dim_v, consumers, p->seqlen_k, 0) != 0 ? consumers : 2;
 }
 
 /* The key-block width for problem p (consumers_for_problem's count, or 2 when paged KV fits
