@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     }
     if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */
     /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */
-    if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group<0>();
+    if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group_read<0>();
   }
 }
 

@@ -113,14 +113,22 @@ static __device__ __forceinline__ uint2 gemm_hopper_pair_words(float x0, float x
 
 /* A 16-bit plain tile packed: word p = accumulator pair p (registers 2p, 2p + 1; p = 2j + half
  * of the fragment). Half the accumulators' registers, so the kernel can hold a finished tile
- * while the next tile's first WGMMAs overwrite the accumulators. */
+ * while the next tile's first WGMMAs overwrite the accumulators. The accumulators are scaled
+ * in place only when acc_scale ≠ 1 (a warpgroup-uniform branch): with alpha = 1 and no FP8
+ * scales the BLOCK_N / 2 multiplies are jumped over — run once per tile, straight-line code
+ * like them is fetched cold into the instruction cache on one-wave problems (ncu at 2048³:
+ * "no instruction" was 46 % of the epilogue's warp samples). */
 template <int Out, int BlockN>
-static __device__ __forceinline__ void gemm_hopper_pack_d(const float (&acc)[BlockN / 2], float acc_scale,
+static __device__ __forceinline__ void gemm_hopper_pack_d(float (&acc)[BlockN / 2], float acc_scale,
                                                           uint32_t (&words)[BlockN / 4]) {
   static_assert(Out != FLASHC_DTYPE_FP32, "only 16-bit outputs pack into one word per pair");
+  if (acc_scale != 1.0f) {
+#pragma unroll
+    for (int i = 0; i < BlockN / 2; ++i) acc[i] *= acc_scale;
+  }
 #pragma unroll
   for (int pair = 0; pair < BlockN / 4; ++pair)
-    words[pair] = gemm_hopper_pair_words<Out>(acc_scale * acc[2 * pair], acc_scale * acc[2 * pair + 1]).x;
+    words[pair] = gemm_hopper_pair_words<Out>(acc[2 * pair], acc[2 * pair + 1]).x;
 }
 
 /* pair_words sources for gemm_hopper_store_tma: the accumulators scaled on the way out, or a
@@ -160,7 +168,6 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
-  const int g = lane / 4, q = lane % 4;
   const bool issuer = thread == 0;
 #pragma unroll
   for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
@@ -171,18 +178,37 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
     /* The store that last read this buffer (two chunks ago) must be done reading it. */
     if (issuer) tma_wait_group_read<1>();
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+    if constexpr (Out == FLASHC_DTYPE_FP32) {
+      const int g = lane / 4, q = lane % 4;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int local_row = 16 * warp + g + 8 * half;
+      for (int half = 0; half < 2; ++half) {
+        const int local_row = 16 * warp + g + 8 * half;
 #pragma unroll
-      for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
-        const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
-        const int local_col = 8 * jj + 2 * q;
-        const uint32_t offset = local_row * CHUNK_BYTES + local_col * BYTES;
+        for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
+          const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
+          const uint32_t offset = local_row * CHUNK_BYTES + (8 * jj + 2 * q) * BYTES;
+          const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
+          const uint2 w = pair_words(pair);
+          gemm_st_shared_v2_b32(address, w.x, w.y);
+        }
+      }
+    } else {
+      /* 16-bit D: one stmatrix.x4 per two 8-column blocks of the warp's 16 rows (a quarter of
+       * the st.shared.b32 count). Matrix i = (half i % 2, block 2·jp + i / 2): its fragment is
+       * the accumulator layout (row g, columns 2q, +1), i.e. the packed pair 2·j + half, so
+       * the four registers are four consecutive pairs; lane L addresses row L % 8 of matrix
+       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. */
+      static_assert(J_PER_CHUNK % 2 == 0, "stmatrix.x4 stores two 8-column blocks at a time");
+      const int matrix = lane / 8;
+      const int local_row = 16 * warp + lane % 8 + 8 * (matrix % 2);
+#pragma unroll
+      for (int jp = 0; jp < J_PER_CHUNK / 2; ++jp) {
+        const uint32_t offset = local_row * CHUNK_BYTES + 8 * (2 * jp + matrix / 2) * BYTES;
         const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
-        const uint2 w = pair_words(pair);
-        if constexpr (Out == FLASHC_DTYPE_FP32) gemm_st_shared_v2_b32(address, w.x, w.y);
-        else gemm_st_shared_b32(address, w.x);
+        const int pair0 = 4 * (chunk * J_PER_CHUNK / 2 + jp);
+        const uint32_t words[4] = {pair_words(pair0).x, pair_words(pair0 + 1).x, pair_words(pair0 + 2).x,
+                                   pair_words(pair0 + 3).x};
+        stmatrix_x4_shared(address, words);
       }
     }
     fence_proxy_async_shared_cta();
@@ -358,9 +384,10 @@ static __device__ __forceinline__ void gemm_hopper_epilogue(const gemm_hopper_ep
                                                         barrier_id, chunk_counter);
 }
 
-/* Before the CTA exits: the last TMA stores have read their staging buffers. */
+/* Before the CTA exits: the last TMA stores have read their staging buffers (only the reads:
+ * the global writes complete with the grid; waiting for them held the CTA ~1k cycles longer). */
 static __device__ __forceinline__ void gemm_hopper_epilogue_finish(const gemm_hopper_epilogue_args& e, int thread) {
-  if (e.d_tma && thread == 0) tma_wait_group<0>();
+  if (e.d_tma && thread == 0) tma_wait_group_read<0>();
 }
 
 #endif
