@@ -145,34 +145,39 @@ static __device__ __forceinline__ int gemm_hopper_stream_k_unit_count(uint32_t u
   return gemm_hopper_units_read<WarpUniform>(units + offsetof(gemm_hopper_stream_k_units, count));
 }
 
+/* Where the cursor stands: -1 in the round robin of whole tiles (cursor.next < dp_tiles),
+ * else the index of the stream-K unit it points at (which may be past the CTA's last). */
+static __device__ __forceinline__ int gemm_hopper_cursor_unit(const gemm_hopper_scheduler& s,
+                                                              const gemm_hopper_work_cursor& cursor) {
+  if (cursor.next >= 0) return cursor.next < s.dp_tiles ? -1 : 0;
+  return -cursor.next - 1;
+}
+
 /* Whether the CTA has a unit left (what gemm_hopper_next_work would return, without the unit). */
 template <bool WarpUniform>
 static __device__ __forceinline__ bool gemm_hopper_has_work(const gemm_hopper_scheduler& s, uint32_t units,
                                                             const gemm_hopper_work_cursor& cursor) {
-  if (cursor.next >= 0 && cursor.next < s.dp_tiles) return true;
-  const int index = cursor.next >= 0 ? 0 : -cursor.next - 1;
-  return index < gemm_hopper_stream_k_unit_count<WarpUniform>(units);
+  const int index = gemm_hopper_cursor_unit(s, cursor);
+  return index < 0 || index < gemm_hopper_stream_k_unit_count<WarpUniform>(units);
 }
 
-/* The CTA's next unit into *work; false when it has none left. `units`: the shared-memory
- * address of the CTA's table (gemm_hopper_stream_k_units_of_cta). */
+/* The CTA's next unit into *work; false when it has none left (the cursor then stays).
+ * `units`: the shared-memory address of the CTA's table (gemm_hopper_stream_k_units_of_cta).
+ * Stream-K unit i leaves the cursor at -(i + 2), which gemm_hopper_last_work reads back. */
 template <bool WarpUniform>
 static __device__ __forceinline__ bool gemm_hopper_next_work(const gemm_hopper_scheduler& s, uint32_t units,
                                                              gemm_hopper_work_cursor& cursor, gemm_hopper_work& work) {
-  if (cursor.next >= 0) {
-    if (cursor.next < s.dp_tiles) {
-      work.linear = cursor.next;
-      work.k_begin = 0;
-      work.k_end = s.k_tiles;
-      cursor.next += gridDim.x;
-      return true;
-    }
-    cursor.next = -1; /* the round robin is done: stream-K unit 0 next */
+  const int index = gemm_hopper_cursor_unit(s, cursor);
+  if (index < 0) {
+    work.linear = cursor.next;
+    work.k_begin = 0;
+    work.k_end = s.k_tiles;
+    cursor.next += gridDim.x;
+    return true;
   }
-  const int index = -cursor.next - 1;
   if (index >= gemm_hopper_stream_k_unit_count<WarpUniform>(units)) return false;
   work = gemm_hopper_stream_k_unit<WarpUniform>(units, index);
-  --cursor.next;
+  cursor.next = -index - 2;
   return true;
 }
 

@@ -14,8 +14,9 @@
  * (fc_launch_tag: unique per launch), so what earlier launches left in them never reads as
  * raised and nothing clears them: a clearing kernel before each launch (as a programmatic
  * dependent launch) cost ~5 µs per GEMM on the H200, more than stream-K saved below ~200 µs.
- * Memory order: every thread fences its slot stores (membar.gl), the warpgroup meets at its
- * named barrier, one thread releases the flag at GPU scope; the tail's one thread acquires it,
+ * Memory order: the warpgroup meets at its named barrier after its slot stores, then one
+ * thread releases the flag at GPU scope (cumulative: it covers the other threads' stores
+ * ordered before it by the barrier); the tail's one thread acquires it,
  * the warpgroup meets, and the slot is read through L2 (ld.global.cg), never a stale L1 line.
  * Deadlock freedom: a CTA publishes before it waits for anything, waits only for
  * lower-numbered CTAs (launched before it), and the grid is at most one CTA per SM.
@@ -66,7 +67,9 @@ static __device__ __forceinline__ void gemm_hopper_stream_k_publish(const gemm_h
 #pragma unroll
   for (int i = 0; i < Accumulators / 4; ++i)
     __stcg(slot + i * GEMM_HOPPER_WARPGROUP_THREADS, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-  __threadfence();
+  /* No fence per thread: the barrier orders every thread's stores before thread 0's release,
+   * and a release at GPU scope is cumulative (it publishes what happens before it, other
+   * threads' stores included) — the order CUTLASS's generic barrier relies on too. */
   named_barrier_sync(warpgroup_barrier, GEMM_HOPPER_WARPGROUP_THREADS);
   if (thread == 0) store_release_gpu(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag);
 }
