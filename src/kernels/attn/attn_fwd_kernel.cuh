@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
   sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES);
-  sm.softmax_pins = reinterpret_cast<int*>(sm.job + ATTN_FWD_JOBS);
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + ATTN_FWD_JOBS * sizeof(attn_fwd_job) +
+  sm.softmax_pins = reinterpret_cast<int*>(sm.job + T::JOB_SLOTS);
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + T::JOB_SLOTS * sizeof(attn_fwd_job) +
                         T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs and the softmax pins");
@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
           attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first, job->end, consumer,
                                      thread, state, o, rows);
         }
-        /* The job again (still this tile's, see ATTN_FWD_JOBS; its index from the phase, so not
+        /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
         const attn_fwd_job* again = sm.job + T::job_slot(state.q_phase ^ 1u);
         const attn_fwd_tile_coord tile = again->tile;

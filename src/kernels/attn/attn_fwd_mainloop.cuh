@@ -49,16 +49,14 @@ struct attn_fwd_job {
   attn_fwd_sequence seq;
   int first, end; /* key blocks [first, end) of the tile (of its split); first < 0: no more tiles */
 };
-/* Room for two jobs, alternating by the q_full phase where attn_fwd_tile::JOB_SLOTS is 2: the
- * producer writes the job of tile t + 2 only after the consumers released tile t + 1's Q, which
- * follows tile t's epilogue, so a consumer can read its tile's job again after the key loop
- * instead of holding the epilogue's fields in registers through it (the 4-consumer instance
- * spilled them). */
-constexpr int ATTN_FWD_JOBS = 2;
-
-/* Pointers into the CTA's shared memory. */
+/* Pointers into the CTA's shared memory. The handed-over jobs: attn_fwd_tile::JOB_SLOTS of
+ * them — two where they alternate by the q_full phase (the producer writes the job of tile
+ * t + 2 only after the consumers released tile t + 1's Q, which follows tile t's epilogue, so
+ * a consumer can read its tile's job again after the key loop instead of holding the
+ * epilogue's fields in registers through it: the 4-consumer instance spilled them), one
+ * elsewhere. */
 struct attn_fwd_smem {
-  attn_fwd_job* job; /* ATTN_FWD_JOBS slots: the tile whose Q q_full announces (phase p: job[job_slot(p)]), decoded */
+  attn_fwd_job* job; /* the tile whose Q q_full announces (phase p: job[job_slot(p)]), decoded */
   uint8_t* q;
   uint8_t* o; /* O staging: its own buffer, or Q's (attn_fwd_tile::O_SEPARATE) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
