@@ -233,6 +233,37 @@ int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context,
   return splits >= 2 ? static_cast<int>(splits) : 1;
 }
 
+/* The tail order (attn_fwd_scheduler.cuh) for longest-first (causal/local) unsplit problems:
+ * the last head slots interleaved so that the grid ends on the shortest tiles. Its size: about
+ * TAIL_TILES_PER_SM tiles per SM (a greedy-schedule simulation of the causal grids, 512 to
+ * 16k keys, d64-d256: ~3 tiles per SM keeps the SMs busy to 96-99.6 % of the makespan where
+ * longest-first per head gives 88-97 %; smaller tails end on a mix of lengths again), and at
+ * most as many heads as have their K and V within TAIL_L2_BUDGET_BYTES (the tail's heads are
+ * all in flight at once; half of the H100/H200's 50 MB L2). */
+constexpr int64_t TAIL_TILES_PER_SM = 3;
+constexpr int64_t TAIL_L2_BUDGET_BYTES = 24ll << 20;
+
+struct tail_order {
+  int first_tile, first_head, heads;
+};
+
+tail_order tail_order_for(const fc_attn_problem* p, const fc_cuda_context* context, int64_t m_blocks,
+                          int64_t head_slots, int64_t tile_count, int splits) {
+  const tail_order none = {static_cast<int>(tile_count), 0, 1};
+  if (p->window_right < 0 || splits > 1 || m_blocks <= 0 || head_slots <= 1) return none;
+  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  int64_t heads = (TAIL_TILES_PER_SM * sms + m_blocks - 1) / m_blocks;
+  const int64_t kv_bytes_per_head = static_cast<int64_t>(p->seqlen_k) * (p->head_dim + p->head_dim_v) *
+                                    static_cast<int64_t>(flashc_dtype_size(p->dtype));
+  const int64_t heads_in_budget = kv_bytes_per_head > 0 ? TAIL_L2_BUDGET_BYTES / kv_bytes_per_head : head_slots;
+  if (heads > heads_in_budget) heads = heads_in_budget;
+  if (heads > head_slots) heads = head_slots;
+  if (heads <= 1) return none;
+  const tail_order tail = {static_cast<int>((head_slots - heads) * m_blocks), static_cast<int>(head_slots - heads),
+                           static_cast<int>(heads)};
+  return tail;
+}
+
 /* Q or O as 5-D (d, heads in a pack, rows, packs, batches): a box of `pack` heads × box_rows /
  * pack rows covers tile rows in (row, head) order, row-major (attn_fwd_params.cuh). pack = 1 is
  * the plain layout. Q's box is the whole tile (BLOCK_M rows), O's one consumer's 64 rows. */
@@ -487,6 +518,11 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
                    (long long)tiles, splits);
   params.tile_count = static_cast<int>(tiles);
   params.reverse_m_order = p->window_right >= 0;
+  const tail_order tail =
+      tail_order_for(p, context, plan.m_blocks, static_cast<int64_t>(params.tile_heads) * p->batch, tiles, splits);
+  params.tail_first_tile = tail.first_tile;
+  params.tail_first_head = tail.first_head;
+  params.tail_heads = tail.heads;
 
   const float log2e = 1.4426950408889634f;
   params.softcap = p->softcap;

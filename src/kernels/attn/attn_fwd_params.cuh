@@ -45,6 +45,10 @@ struct attn_fwd_params {
   int m_blocks;           /* ceil((seqlen_q << pack_shift) / BLOCK_M) */
   int tile_count;         /* m_blocks · tile_heads · batch · num_splits */
   int reverse_m_order;    /* causal: the longest tiles (last query blocks) first */
+  /* The tail order (attn_fwd_scheduler.cuh): tiles from tail_first_tile on cover the last
+   * tail_heads head slots (tail_first_head ..), interleaved query block by query block;
+   * tail_first_tile = tile_count: no tail. */
+  int tail_first_tile, tail_first_head, tail_heads;
   int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
 
   float softmax_scale_log2; /* log2(e) · scale without softcap; log2(e) with one (scale is inside tanh) */

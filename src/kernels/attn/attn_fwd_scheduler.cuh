@@ -7,6 +7,13 @@
  * from HBM once per tile would need more bandwidth than the chip has). With a causal or local
  * mask the blocks of a head are handed out last-first: the longest tiles start first and the
  * short ones fill the tail.
+ * The tail order (causal/local, unsplit): longest-first per head leaves the grid's last
+ * assignments a mix of every length whenever a head has fewer query blocks than there are
+ * SMs — the last heads' longest tiles start late and the other SMs idle (ncu, d256 causal 1k:
+ * SMs active 88 % of the elapsed cycles, as a greedy-schedule simulation of the order
+ * predicts). So the last tail_heads head slots are interleaved: all their last query blocks,
+ * then all their second-to-last, ..., and the grid ends on the shortest tiles. The launcher
+ * sizes the tail to ~3 tiles per SM, capped so that its heads' K/V fit in a part of L2.
  *
  * Split-KV (num_splits = S > 1, FlashAttention-3's decoding path): every (query block, split)
  * pair is a tile, S times as many as unsplit, so a decode step with few query tiles still
@@ -50,10 +57,17 @@ struct attn_fwd_tile_coord {
   int m_block, q_head0, kv_head, batch, split, out_batch;
 };
 
-static __device__ __forceinline__ attn_fwd_tile_coord attn_fwd_tile_at(const attn_fwd_params& p, int linear) {
+static __host__ __device__ __forceinline__ attn_fwd_tile_coord attn_fwd_tile_at(const attn_fwd_params& p, int linear) {
   attn_fwd_tile_coord t;
-  const int m = linear % p.m_blocks;
-  int head_batch = linear / p.m_blocks;
+  int m, head_batch;
+  if (linear < p.tail_first_tile) {
+    m = linear % p.m_blocks;
+    head_batch = linear / p.m_blocks;
+  } else { /* the tail (unsplit only): head slots interleaved, query block by query block */
+    const int in_tail = linear - p.tail_first_tile;
+    m = in_tail / p.tail_heads;
+    head_batch = p.tail_first_head + in_tail % p.tail_heads;
+  }
   t.split = 0;
   if (p.num_splits > 1) { /* unsplit: no division by 1 */
     t.split = head_batch % p.num_splits;
