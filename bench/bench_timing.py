@@ -28,8 +28,9 @@ def time_cuda_alternating(functions, warmup, runs):
     1.7 ms call measured 10% slower than `flashc attn --bench` in C (H200, 2026-11-29), the Python
     overhead landing between the two events. When the slowest call takes more than SLOW_CALL_MS
     (e.g. a CUDA-core fallback), one warm-up and SLOW_CALL_RUNS samples, so that a grid with such
-    a method still finishes in minutes. A function that raises while it is probed is left out:
-    its entry in the result is the exception."""
+    a method still finishes in minutes. A function that raises (while it is probed, warmed up or
+    sampled) is left out from then on: its entry in the result is the exception, and the others
+    go on."""
     results = [None] * len(functions)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
@@ -51,19 +52,31 @@ def time_cuda_alternating(functions, warmup, runs):
             results[index] = error
     if not probes:
         return results
+    order = [index for index, _ in probes]  # the players still in
+    samples = {index: [] for index in order}
+
+    def attempt(index, action):
+        """Runs action(); a raise drops the player (its result becomes the exception)."""
+        try:
+            action()
+        except Exception as error:  # noqa: BLE001 (reported per function)
+            results[index] = error
+            order.remove(index)
+            samples.pop(index)
+            torch.cuda.synchronize()
+
     if max(ms for _, ms in probes) > SLOW_CALL_MS:
         runs = min(runs, SLOW_CALL_RUNS)
     else:
         for _ in range(max(0, warmup - 2)):
-            for index, _ in probes:
-                functions[index]()
+            for index in list(order):
+                attempt(index, functions[index])
     inners = {index: max(1, min(50, int(1.0 / max(ms, 1e-3)))) for index, ms in probes}
-    samples = {index: [] for index, _ in probes}
     for round_index in range(runs):
-        for index, _ in probes if round_index % 2 == 0 else probes[::-1]:
+        for index in list(order) if round_index % 2 == 0 else order[::-1]:
             inner = inners[index]
             torch.cuda._sleep(int(HOST_HEADSTART_US_PER_CALL * GPU_CYCLES_PER_US * (inner + 1)))
-            samples[index].append(sample_ms(functions[index], inner))
+            attempt(index, lambda: samples[index].append(sample_ms(functions[index], inner)))
     for index, values in samples.items():
         results[index] = statistics.median(values)
     return results
