@@ -103,11 +103,14 @@ def bench_case(dtype, d, seqlen, causal, directions, warmup, runs, reference):
         except Exception as error:  # flashc's NOT_SUPPORTED, a backend that refuses the shape, ...
             reason = short_reason(error)
             results[method] = {direction: reason for direction in directions}
+    def time_direction(direction, calls):
+        """The methods' calls of one direction timed together; ms or the reason per method."""
+        for method, value in zip(calls, time_cuda_alternating(list(calls.values()), warmup, runs)):
+            results[method][direction] = value if isinstance(value, float) else short_reason(value)
+
     if "fwd" in directions and forwards:
         with torch.no_grad():
-            times = time_cuda_alternating(list(forwards.values()), warmup, runs)
-        for method, value in zip(forwards, times):
-            results[method]["fwd"] = value if isinstance(value, float) else short_reason(value)
+            time_direction("fwd", forwards)
     if needs_grad:
         grads = {}
         for method, forward in forwards.items():
@@ -116,9 +119,7 @@ def bench_case(dtype, d, seqlen, causal, directions, warmup, runs, reference):
             except Exception as error:
                 results[method]["bwd"] = short_reason(error)
         if grads:
-            times = time_cuda_alternating(list(grads.values()), warmup, runs)
-            for method, value in zip(grads, times):
-                results[method]["bwd"] = value if isinstance(value, float) else short_reason(value)
+            time_direction("bwd", grads)
     return results
 
 

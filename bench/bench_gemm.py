@@ -47,9 +47,6 @@ def shapes(quick, dtype_name):
             [(m, n, k, f"llm N{n} K{k}") for (n, k) in nk for m in tokens])
 
 
-timed = time_cuda_alternating  # bench_timing.py
-
-
 def rotating(calls):
     """A callable that cycles through `calls` (one per input copy)."""
     state = {"i": 0}
@@ -119,7 +116,7 @@ def main():
             except Exception as error:
                 record[f"{method}_error"] = short_reason(error)
         # The two libraries' samples alternate (bench_timing.time_cuda_alternating).
-        times = timed([run for _, run in players], warmup, runs)
+        times = time_cuda_alternating([run for _, run in players], warmup, runs)
         for (method, _), ms in zip(players, times):
             if isinstance(ms, float):
                 record[f"{method}_ms"] = ms

@@ -82,15 +82,6 @@ def time_cuda_alternating(functions, warmup, runs):
     return results
 
 
-def time_cuda(function, warmup, runs):
-    """Median milliseconds per call of one function (time_cuda_alternating's method); raises what
-    the function raises."""
-    (result,) = time_cuda_alternating([function], warmup, runs)
-    if isinstance(result, Exception):
-        raise result
-    return result
-
-
 def record_header(benchmark, method, **extra):
     """The fields every --json record starts with: what ran, where, which builds, how timed."""
     device = torch.cuda.current_device()
