@@ -51,6 +51,11 @@ typedef struct fc_cuda_context {
                               so gpu_attn_bwd covers the 32-blocks on GPUs that never pick them */
 } fc_cuda_context;
 
+/* The SM count the launchers plan with (at least 1, so that a rule dividing by it stays defined). */
+static inline long long fc_sm_count(const fc_cuda_context* context) {
+  return context->sm_count > 0 ? context->sm_count : 1;
+}
+
 /* A 64-bit tag that no other launch of any handle shares (up to a 2^-64 chance): the salt
  * plus the handle's launch count, mixed (splitmix64's finalizer, a bijection), never 0. Kernels
  * that signal between CTAs through flags in a caller's workspace write the tag as the raised

@@ -54,7 +54,7 @@ extern "C" flashc_status fc_attn_combine_cuda_run(const fc_combine_problem* p, c
 
   const int64_t rows = static_cast<int64_t>(p->batch) * p->seqlen * p->heads;
   const int64_t blocks_needed = (rows + ATTN_COMBINE_WARPS_PER_BLOCK - 1) / ATTN_COMBINE_WARPS_PER_BLOCK;
-  const int64_t blocks_max = static_cast<int64_t>(context->sm_count > 0 ? context->sm_count : 1) * ATTN_COMBINE_BLOCKS_PER_SM;
+  const int64_t blocks_max = fc_sm_count(context) * ATTN_COMBINE_BLOCKS_PER_SM;
   const int grid = static_cast<int>(blocks_needed < blocks_max ? blocks_needed : blocks_max);
   const cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error = cudaSuccess;

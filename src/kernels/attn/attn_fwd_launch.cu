@@ -224,7 +224,7 @@ constexpr int AUTO_SPLIT_MAX = 128;
  * caller's num_splits, or the automatic rule above for num_splits = 0. */
 int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int block_n) {
   if (!p->num_splits_auto) return p->num_splits;
-  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  const int64_t sms = fc_sm_count(context);
   if (tiles <= 0 || tiles * 100 >= sms * AUTO_SPLIT_FILL_PERCENT) return 1;
   const int64_t key_blocks = (static_cast<int64_t>(p->seqlen_k) + block_n - 1) / block_n;
   int64_t splits = sms / tiles;
@@ -251,7 +251,7 @@ tail_order tail_order_for(const fc_attn_problem* p, const fc_cuda_context* conte
                           int64_t head_slots, int64_t tile_count, int splits) {
   const tail_order none = {static_cast<int>(tile_count), 0, 1};
   if (p->window_right < 0 || splits > 1 || m_blocks <= 0 || head_slots <= 1) return none;
-  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  const int64_t sms = fc_sm_count(context);
   int64_t heads = (TAIL_TILES_PER_SM * sms + m_blocks - 1) / m_blocks;
   const int64_t kv_bytes_per_head = static_cast<int64_t>(p->seqlen_k) * (p->head_dim + p->head_dim_v) *
                                     static_cast<int64_t>(flashc_dtype_size(p->dtype));

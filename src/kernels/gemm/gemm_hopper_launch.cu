@@ -67,7 +67,7 @@ struct stream_k_plan {
 };
 
 stream_k_plan plan_stream_k(int64_t tiles, int64_t k_tiles, const fc_cuda_context* context) {
-  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  const int64_t sms = fc_sm_count(context);
   const int64_t full_rounds = tiles / sms, rest = tiles % sms;
   stream_k_plan plan = {false, tiles, 0};
   const int mode = context->gemm_hopper_stream_k;
@@ -94,7 +94,7 @@ stream_k_workspace stream_k_workspace_for(const stream_k_plan& plan, const tile_
                                           const fc_cuda_context* context) {
   stream_k_workspace w = {0, 0, 0};
   if (!plan.on) return w;
-  const size_t sms = static_cast<size_t>(context->sm_count > 0 ? context->sm_count : 1);
+  const size_t sms = static_cast<size_t>(fc_sm_count(context));
   w.partial_bytes = sms * static_cast<size_t>(tile.block_m) * static_cast<size_t>(tile.block_n) * sizeof(float);
   w.flag_bytes = sms * GEMM_HOPPER_CONSUMER_WARPGROUPS * sizeof(uint64_t);
   w.total = w.partial_bytes + w.flag_bytes + STREAM_K_ALIGNMENT; /* room to align the start */
@@ -124,7 +124,7 @@ struct tile_width {
 int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int block_m, const tile_width* widths,
                   int count) {
   const int64_t tiles_m = (p->m + block_m - 1) / block_m;
-  const int64_t sms = context->sm_count > 0 ? context->sm_count : 1;
+  const int64_t sms = fc_sm_count(context);
   int best_n = widths[0].block_n;
   double best_time = 0.0;
   for (int i = 0; i < count; ++i) {
