@@ -40,10 +40,10 @@
 #include "kernels/common/ring.cuh"
 
 /* A tile as the producer hands it to the consumers beside its Q (in shared memory, written
- * before q_full's arrival, read after its wait): the index, and what the producer derived
- * from it — coordinates, the sequence's geometry and the key blocks to visit — so that the
- * consumers repeat none of the per-tile integer divisions or varlen loads. linear ≥
- * tile_count ends the work (the other fields are then not written). */
+ * before q_full's arrival, read after its wait): what the producer derived from the tile
+ * index — coordinates, the sequence's geometry and the key blocks to visit — so that the
+ * consumers repeat none of the per-tile integer divisions or varlen loads. first < 0 ends the
+ * work (the other fields are then not written). */
 struct attn_fwd_job {
   attn_fwd_tile_coord tile;
   attn_fwd_sequence seq;

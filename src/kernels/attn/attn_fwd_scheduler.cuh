@@ -33,11 +33,12 @@
  * 570 to 422 TFLOP/s with the static order) — and the load is balanced.
  *
  * Hand-off: the producer thread picks each tile (skipping varlen query blocks past their
- * sequence) and writes its index into one shared-memory word before it arrives on q_full
- * for that tile's Q; consumers read the word after their q_full wait (the arrive releases,
- * the wait acquires). The word is rewritten only after q_empty, i.e. after every consumer has
- * finished the previous tile. After the last tile the producer writes an index ≥ tile_count
- * and arrives on q_full without a load, which ends the consumers' loop.
+ * sequence), decodes it into a job in shared memory (attn_fwd_job, attn_fwd_mainloop.cuh)
+ * before it arrives on q_full for that tile's Q; consumers read the job after their q_full
+ * wait (the arrive releases, the wait acquires). A job slot is rewritten only after q_empty,
+ * i.e. after every consumer has finished with it (attn_fwd_tile::JOB_SLOTS). After the last
+ * tile the producer writes first = −1 and arrives on q_full without a load, which ends the
+ * consumers' loop.
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_SCHEDULER_CUH
 #define FLASHC_KERNELS_ATTN_FWD_SCHEDULER_CUH
