@@ -199,6 +199,12 @@ FLASHC_API const char* flashc_handle_kernels(flashc_handle_t handle);
  * result equals the unsplit one up to rounding. num_splits = 0 lets flashc choose. The
  * partials live in the workspace: on a GPU num_splits × batch × seqlen_q × heads_q ×
  * (head_dim_v + 1) fp32 values (flashc_attn_fwd_workspace_size includes them).
+ * On Hopper, a problem without masks, varlen, seqused or splits whose tiles leave the
+ * persistent grid's last round partly empty may split that round's tiles along the keys
+ * across all SMs and merge the pieces (the same arithmetic as the combine, so the result
+ * equals the unsplit one up to rounding, and repeats bit for bit on the same device); the
+ * pieces use up to SMs × 256 × (head_dim_v + 8) fp32 values of workspace, also included in
+ * flashc_attn_fwd_workspace_size.
  *
  * FP8 (dtype = FLASHC_DTYPE_E4M3): q, k, v in e4m3; q_descale, k_descale, v_descale are
  * fp32 arrays indexed [b * descale_batch_stride + kv_head * descale_head_stride]

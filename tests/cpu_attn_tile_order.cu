@@ -11,16 +11,27 @@
  *   - in the tail, the head slots tail_first_head .. interleave query block by query block:
  *     a tile's query block is never longer (reversed: never later) than the one before it, so
  *     the grid ends on its shortest tiles.
- * Runs without a GPU (built with nvcc because the header is CUDA C++).
+ * And the stream-K tail's decomposition (attn_fwd_stream_k.cuh) over random (whole rounds,
+ * grid, partial-round tiles, key blocks per tile), walked with the producer's
+ * attn_fwd_stream_k_next_piece and the finisher's attn_fwd_stream_k_previous_publisher:
+ *   - every unit (key block of a tail tile) is in exactly one piece, inside its CTA's run;
+ *   - a CTA runs at most two pieces, its later tile first, and a publishing piece is its first
+ *     (it publishes before it waits: no deadlock);
+ *   - roles: publish iff the piece ends before its tile's last block; otherwise whole (from
+ *     block 0) or finish with the tile's first unit; each tile has one non-publishing piece;
+ *   - a finisher collects from exactly the CTAs that published pieces of its tile.
+ * Runs without a GPU (built with nvcc because the headers are CUDA C++).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/attn/attn_fwd_stream_k.cuh"
 extern "C" {
 #include "oracle.h"
 }
@@ -87,6 +98,76 @@ static int check_grid(int m_blocks, int tile_heads, int heads_per_kv, int batch,
   return 0;
 }
 
+static int check_stream_k(int rounds, int grid, int rest, int blocks, char* why, size_t why_size) {
+  attn_fwd_params p;
+  memset(&p, 0, sizeof(p));
+  p.sk_first_tile = rounds * grid;
+  p.tile_count = p.sk_first_tile + rest;
+  p.sk_tile_blocks = blocks;
+  const int units = rest * blocks;
+  p.sk_run_length = units / grid;
+  p.sk_run_rest = units % grid;
+  std::vector<int> owner(static_cast<size_t>(units), -1), finisher(static_cast<size_t>(rest), -1);
+  std::vector<std::vector<int>> publishers(static_cast<size_t>(rest));
+  for (int cta = 0; cta < grid; ++cta) {
+    const int run_begin = attn_fwd_stream_k_run_begin(p, cta, grid), run_end = attn_fwd_stream_k_run_begin(p, cta + 1, grid);
+    int cursor = ATTN_FWD_STREAM_K_NOT_STARTED, count = 0, previous_tile = rest;
+    attn_fwd_stream_k_piece piece;
+    while (attn_fwd_stream_k_next_piece(p, cta, grid, cursor, piece)) {
+      const int tile = piece.linear - p.sk_first_tile;
+      if (++count > 2 || tile < 0 || tile >= previous_tile || piece.first < 0 || piece.first >= piece.end ||
+          piece.end > blocks) {
+        snprintf(why, why_size, "cta %d piece %d: tile %d (previous %d), blocks [%d, %d) of %d", cta, count, tile,
+                 previous_tile, piece.first, piece.end, blocks);
+        return 1;
+      }
+      previous_tile = tile;
+      for (int u = tile * blocks + piece.first; u < tile * blocks + piece.end; ++u) {
+        if (owner[static_cast<size_t>(u)] >= 0 || u < run_begin || u >= run_end) {
+          snprintf(why, why_size, "unit %d: cta %d (run [%d, %d)), already cta %d", u, cta, run_begin, run_end,
+                   owner[static_cast<size_t>(u)]);
+          return 1;
+        }
+        owner[static_cast<size_t>(u)] = cta;
+      }
+      const int role = piece.end < blocks ? ATTN_FWD_PIECE_PUBLISH : piece.first > 0 ? tile * blocks : ATTN_FWD_PIECE_WHOLE;
+      if (piece.role != role || (role == ATTN_FWD_PIECE_PUBLISH && count != 1)) {
+        snprintf(why, why_size, "cta %d piece %d of tile %d [%d, %d): role %d, expected %d", cta, count, tile,
+                 piece.first, piece.end, piece.role, role);
+        return 1;
+      }
+      if (role == ATTN_FWD_PIECE_PUBLISH) {
+        publishers[static_cast<size_t>(tile)].push_back(cta);
+      } else if (finisher[static_cast<size_t>(tile)] >= 0) {
+        snprintf(why, why_size, "tile %d ends twice (ctas %d, %d)", tile, finisher[static_cast<size_t>(tile)], cta);
+        return 1;
+      } else {
+        finisher[static_cast<size_t>(tile)] = cta;
+      }
+    }
+  }
+  for (int u = 0; u < units; ++u)
+    if (owner[static_cast<size_t>(u)] < 0) {
+      snprintf(why, why_size, "unit %d (tile %d, block %d) in no piece", u, u / blocks, u % blocks);
+      return 1;
+    }
+  for (int tile = 0; tile < rest; ++tile) {
+    std::vector<int> collected;
+    const int end_cta = finisher[static_cast<size_t>(tile)];
+    for (int cta = attn_fwd_stream_k_previous_publisher(p, grid, tile * blocks, end_cta); cta >= 0;
+         cta = attn_fwd_stream_k_previous_publisher(p, grid, tile * blocks, cta))
+      collected.push_back(cta);
+    std::vector<int> expected = publishers[static_cast<size_t>(tile)];
+    std::sort(expected.rbegin(), expected.rend()); /* nearest first, as collected */
+    if (end_cta < 0 || collected != expected) {
+      snprintf(why, why_size, "tile %d: finisher cta %d collects %zu pieces, %zu published", tile, end_cta,
+               collected.size(), expected.size());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int main(void) {
   const uint64_t seed = test_seed();
   test_rng rng = test_rng_make(seed, 0);
@@ -107,6 +188,16 @@ int main(void) {
         printf("FAIL m_blocks %d tile_heads %d heads_per_kv %d batch %d splits %d tail %d reverse %d: %s\n", m_blocks,
                tile_heads, heads_per_kv, batch, splits, tail_heads, reverse, why);
     }
+  }
+  for (int i = 0; i < 3000; ++i) {
+    const int grid = test_rng_uniform(&rng) < 0.5 ? test_rng_int(&rng, 1, 16) : test_rng_int(&rng, 100, 140);
+    const int rounds = test_rng_int(&rng, 0, 20);
+    const int rest = test_rng_int(&rng, 1, grid > 1 ? grid - 1 : 1); /* the launcher's plan: rest < grid */
+    const int blocks = test_rng_uniform(&rng) < 0.3 ? test_rng_int(&rng, 1, 4) : test_rng_int(&rng, 2, 300);
+    if (rest >= grid) continue;
+    ++cases;
+    if (check_stream_k(rounds, grid, rest, blocks, why, sizeof(why)) && ++failed <= 10)
+      printf("FAIL stream-K rounds %d grid %d rest %d blocks %d: %s\n", rounds, grid, rest, blocks, why);
   }
   printf("cpu_attn_tile_order: %d cases, %d failed (seed %llu)\n", cases, failed, (unsigned long long)seed);
   return failed ? 1 : 0;

@@ -44,6 +44,9 @@ typedef struct fc_cuda_context {
                               handle) */
   int gemm_hopper_stream_k; /* 0: stream-K where the cost model predicts a gain; 1: wherever the
                                tiles leave a partial last round; -1: never (tests, benchmarks) */
+  int attn_stream_k;        /* the attention forward's stream-K tail (attn_fwd_stream_k.cuh): 0 where
+                               the cost model predicts a gain; 1 wherever a uniform grid leaves a
+                               partial last round; -1 never (tests, benchmarks) */
   unsigned long long* launch_counter; /* the handle's (mutable, atomic): fc_launch_tag */
   unsigned long long launch_salt;     /* per handle, from its address and creation time */
   int attn_bwd_block;      /* 0: the largest attention-backward block the shared memory takes;

@@ -23,6 +23,9 @@
  *      seqlen_q > seqlen_k (rows that see no key: O = 0, LSE = −inf exactly), explicit
  *      softmax_scale, pack_gqa hints, num_splits = 0 and 2..9, lse = NULL, caller-owned workspace,
  *      a non-default stream;
+ *   2b-2d. unmasked d64 cases for the 3- and 4-consumer instances, and uniform cases (no mask,
+ *      fixed lengths, unsplit; d64/d128/d256) with the stream-K tail forced on a handle that
+ *      plans with 2-12 SMs, so tiles split into pieces across up to a dozen CTAs;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -65,6 +68,7 @@
 #endif
 
 #include "attn_common.h"
+#include "host/handle.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Backend: device memory, or host memory standing in for it (FLASHC_TEST_BACKEND=cpu)       */
@@ -135,6 +139,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
 #define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
+#define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -173,6 +178,7 @@ typedef struct gcase {
   int own_workspace, use_stream;
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
   int page_size;                                     /* paged KV (0: not paged) */
+  int stream_k_sms; /* > 0: the stream-K tail forced on a handle that plans with this many SMs (part 2d) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -672,6 +678,8 @@ static void describe(prepared* pr) {
   if (c->mis_kind == MIS_POINTER) snprintf(mis, sizeof mis, " misaligned %s+%d elements", tensor_names[c->mis_tensor], c->mis_shift);
   char extra[96] = "";
   if (c->page_size) snprintf(extra, sizeof extra, " paged(page_size %d)", c->page_size);
+  if (c->stream_k_sms)
+    snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " stream-K forced on %d SMs", c->stream_k_sms);
   char features[128];
   snprintf(features, sizeof features, "%s%s", c->causal ? "causal" : (c->window_left != -1 || c->window_right != -1 ? "local" : "nomask"), window);
   if (c->softcap > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " softcap %g", c->softcap);
@@ -965,7 +973,10 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
   if (c->own_workspace && c->expect == EXPECT_OK) {
+    const int sm_count = handle->cuda.sm_count;
+    if (c->stream_k_sms && !g_cpu) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
     status = flashc_attn_fwd_workspace_size(handle, &d, &workspace_bytes);
+    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
     if (status != FLASHC_STATUS_SUCCESS) {
       snprintf(results, sizeof results, "flashc_attn_fwd_workspace_size: %s: %s", flashc_status_name(status), flashc_last_error());
       pass = 0;
@@ -974,7 +985,10 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
     }
   }
   if (pass) {
+    const int sm_count = handle->cuda.sm_count;
+    if (c->stream_k_sms && !g_cpu) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
     status = flashc_attn_fwd(handle, &d, workspace, workspace_bytes, stream);
+    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
     if (!g_cpu) {
       CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream));
       CUDA_CHECK(cudaGetLastError());
@@ -1074,6 +1088,34 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
   return c;
 }
 
+/* Part 2d: a random case made uniform (no mask, fixed lengths, unsplit: the tiles the
+ * stream-K tail takes, attn_fwd_stream_k.cuh) with d64/d128/d256, run with stream-K forced on
+ * a handle that plans with 2..12 SMs: the last partial round's tiles split into pieces across
+ * up to a dozen CTAs (a piece as short as one key block), so publishing, waiting and merging
+ * all run; the key ramp makes the merged row maxima differ. */
+static gcase stream_k_case(uint64_t seed, int n) {
+  static const int dims[] = {64, 128, 256};
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = random_case(&case_rng);
+  c.head_dim = c.head_dim_v = test_rng_pick(&case_rng, dims, 3);
+  c.causal = 0, c.window_left = c.window_right = -1;
+  if (c.feature != FEAT_SOFTCAP) c.softcap = 0.0f;
+  c.feature = c.softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
+  c.len_mode = LEN_FIXED;
+  c.varlen_q = c.varlen_k = c.empty = c.seqused_q = c.seqused_k = 0;
+  c.batch = test_rng_int(&case_rng, 1, 3);
+  c.seqlen_q = test_rng_int(&case_rng, 1, 1200);
+  c.seqlen_k = c.layout == LAYOUT_QKV ? c.seqlen_q : test_rng_int(&case_rng, 200, 1500);
+  if (c.layout == LAYOUT_QKV && c.seqlen_k < 200) c.seqlen_q = c.seqlen_k = test_rng_int(&case_rng, 200, 1200);
+  c.index = n;
+  set_knobs(&c, &case_rng, 1);
+  c.num_splits = 1;
+  c.stream_k_sms = test_rng_int(&case_rng, 2, 12);
+  fit_budget(&c, 3e8);
+  c.rng = case_rng;
+  return c;
+}
+
 int main(int argc, char** argv) {
   int random_cases = 300, quick = 0, fixed = 1, refusals = 1;
   for (int i = 1; i < argc; ++i) {
@@ -1132,7 +1174,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + SPLIT_CASES + 400;
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + STREAM_K_CASES + SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
   const double budget_short = quick ? 3e7 : 3e8, budget_long = 4.5e9;
@@ -1183,6 +1225,9 @@ int main(int argc, char** argv) {
     const int first_four = n;
     for (int i = 0; i < FOUR_CONSUMER_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 256, 2047, 1, 2047);
     printf("part 2c: %d shorter unmasked d64 cases\n", n - first_four);
+    const int first_stream_k = n;
+    for (int i = 0; i < STREAM_K_CASES; ++i, ++n) cases[n] = stream_k_case(seed, n);
+    printf("part 2d: %d uniform cases with the stream-K tail forced on 2-12 SMs\n", n - first_stream_k);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {

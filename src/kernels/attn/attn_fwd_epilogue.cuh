@@ -168,6 +168,18 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
   }
 }
 
+/* With O staged in Q's place, every consumer thread frees Q when its tile's end is done. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_release_q_after_epilogue(const attn_fwd_smem& sm) {
+  if constexpr (!T::O_SEPARATE) {
+    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote
+     * (split tiles and stream-K pieces wrote nothing there; the arrival is what the producer
+     * waits for). */
+    fence_proxy_async_shared_cta();
+    mbarrier_arrive(sm.q_empty);
+  }
+}
+
 /* The end of a tile for consumer warpgroup `consumer`: the softmax's 1/l and LSE, then O and
  * LSE to the output (unsplit) or to the split-KV partials. */
 template <int Input, class T>
@@ -187,12 +199,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
   else
     attn_fwd_store_output<Input, T>(p, sm, seq, tile, m0, consumer, thread, tile_row0, fragment_row, o, normalizer,
                                     lse, timeline);
-  if constexpr (!T::O_SEPARATE) {
-    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote
-     * (split tiles wrote nothing there; the arrival is what the producer waits for). */
-    fence_proxy_async_shared_cta();
-    mbarrier_arrive(sm.q_empty);
-  }
+  attn_fwd_release_q_after_epilogue<T>(sm);
 }
 
 #endif

@@ -10,7 +10,8 @@
  *                    runs S = Q·Kᵀ and O += P·V on WGMMA with the online softmax in
  *                    registers between them (attn_fwd_softmax.cuh, attn_fwd_mask.cuh), then
  *                    the epilogue (attn_fwd_epilogue.cuh).
- * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh.
+ * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh; uniform grids
+ * split their last partial round's tiles along the keys (attn_fwd_stream_k.cuh).
  * Instantiated per (input dtype, d, d_v, BLOCK_N, C) in src/kernels/inst/attn_fwd_*.cu; shapes from
  * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
  * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
@@ -28,8 +29,27 @@
 #include "kernels/attn/attn_fwd_mainloop.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_scheduler.cuh"
+#include "kernels/attn/attn_fwd_stream_k.cuh"
 #include "kernels/common/kernel_attributes.cuh"
 #include "kernels/common/ptx.cuh"
+
+/* After a piece's key loop (attn_fwd_stream_k.cuh): a publishing piece hands its O and rows
+ * over and frees Q where the epilogue would have (returns false: no epilogue); a finishing
+ * piece first merges the earlier CTAs' pieces; a whole tile passes. */
+template <class T>
+static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                             int piece, int consumer, int thread,
+                                                             float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+  if constexpr (T::STREAM_K) {
+    if (piece == ATTN_FWD_PIECE_PUBLISH) {
+      attn_fwd_stream_k_publish<T>(p, consumer, thread, o, rows);
+      attn_fwd_release_q_after_epilogue<T>(sm);
+      return false;
+    }
+    if (piece >= 0) attn_fwd_stream_k_collect<T>(p, piece, consumer, thread, o, rows);
+  }
+  return true;
+}
 
 template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
 __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>::THREADS, 1)
@@ -105,6 +125,9 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
         const attn_fwd_job* again = sm.job + T::job_slot(state.q_phase ^ 1u);
+        if (!attn_fwd_settle_piece<T>(params, sm, T::STREAM_K ? again->piece : ATTN_FWD_PIECE_WHOLE, consumer, thread,
+                                      o, rows))
+          continue;
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, o, rows,
@@ -112,8 +135,10 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
+        const int piece = T::STREAM_K ? job->piece : ATTN_FWD_PIECE_WHOLE;
         const int m0 = tile.m_block * T::BLOCK_M;
         attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows, state.timeline);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);

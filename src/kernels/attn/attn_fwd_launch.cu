@@ -37,6 +37,7 @@
 #include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_instances.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
+#include "kernels/attn/attn_fwd_stream_k.cuh"
 #include "kernels/launch.h"
 
 namespace {
@@ -318,13 +319,62 @@ int pack_shift_for(const fc_attn_problem* p, int block_m) {
 /* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
  * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count and the
  * split count. Shared by the workspace query and the launch so that both agree. */
+/* The stream-K tail (attn_fwd_stream_k.cuh) of a uniform grid: tiles [first_tile, tiles) are
+ * split into units of one key block, tile_blocks per tile, `units` in all, spread over `grid`
+ * CTAs. */
+struct stream_k_plan {
+  bool on;
+  int64_t grid, first_tile, tile_blocks, units;
+};
+
 struct tile_plan {
   int block_n;
   tile_info tile;
   int pack_shift;
   int64_t packed_rows, m_blocks, tiles; /* tiles: unsplit */
   int num_splits;
+  stream_k_plan stream_k;
 };
+
+/* The stream-K cost model, in key-block times of one CTA. A whole round of tiles takes
+ * B + TILE_OVERHEAD (Q load, pipeline fill and drain, epilogue: ~2.5 blocks, the
+ * per-tile fixed cost the schedule simulation of the causal tail order fitted, 15th session);
+ * the split last round ⌈r · B / grid⌉ + 2 · TILE_OVERHEAD (a run touches up to two tiles) +
+ * HANDOVER (publish O and the rows, wait, merge: ~1 block). Calibrated on the H200 (15th
+ * session, bf16, ab_attn against whole tiles): on where the model predicts ≥ MIN_GAIN it won
+ * 0.6–3.7 % (d128 full 2k–16k, d256 4k–16k, d64 1k and 4k); at 1k keys for d128/d192/d256
+ * (8 or fewer blocks per tile) it predicts < 1 % and measured −1.1 to −3.3 %. */
+constexpr double STREAM_K_TILE_OVERHEAD_BLOCKS = 2.5;
+constexpr double STREAM_K_HANDOVER_BLOCKS = 1.0;
+constexpr double STREAM_K_MIN_GAIN = 0.01;
+
+stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int splits,
+                            int block_n) {
+  stream_k_plan plan = {false, 0, tiles, 0, 0};
+  const int mode = context->attn_stream_k;
+  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !attn_fwd_stream_k_built(p->head_dim) || block_n <= 0)
+    return plan;
+  const int64_t sms = fc_sm_count(context);
+  const int64_t grid = tiles < sms ? tiles : sms;
+  if (grid <= 0) return plan;
+  const int64_t rest = tiles % grid, rounds = tiles / grid;
+  const int64_t blocks = (static_cast<int64_t>(p->seqlen_k) + block_n - 1) / block_n;
+  /* ⌈units / grid⌉ ≤ blocks holds since rest < grid: a run touches at most two tiles. The
+   * device's run arithmetic stays in 32 bits (attn_fwd_stream_k_run_begin: cta · rest). */
+  const int64_t units = rest * blocks, int_max = 0x7fffffff;
+  if (rest == 0 || blocks < 2 || units > int_max || grid * grid > int_max) return plan;
+  const double whole = static_cast<double>(rounds + 1) * (static_cast<double>(blocks) + STREAM_K_TILE_OVERHEAD_BLOCKS);
+  const double split = static_cast<double>(rounds) * (static_cast<double>(blocks) + STREAM_K_TILE_OVERHEAD_BLOCKS) +
+                       static_cast<double>((units + grid - 1) / grid) + 2.0 * STREAM_K_TILE_OVERHEAD_BLOCKS +
+                       STREAM_K_HANDOVER_BLOCKS;
+  if (mode == 0 && whole - split < STREAM_K_MIN_GAIN * whole) return plan;
+  plan.on = true;
+  plan.grid = grid;
+  plan.first_tile = rounds * grid;
+  plan.tile_blocks = blocks;
+  plan.units = units;
+  return plan;
+}
 
 tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   tile_plan plan;
@@ -334,6 +384,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
     plan.pack_shift = 0;
     plan.packed_rows = plan.m_blocks = plan.tiles = 0;
     plan.num_splits = 1;
+    plan.stream_k = plan_stream_k(p, context, 0, 1, 0);
     return plan;
   }
   plan.pack_shift = pack_shift_for(p, plan.tile.block_m);
@@ -341,6 +392,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   plan.m_blocks = (plan.packed_rows + plan.tile.block_m - 1) / plan.tile.block_m;
   plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
+  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n);
   return plan;
 }
 
@@ -356,6 +408,8 @@ struct workspace_layout {
   size_t counter_bytes;     /* 0 or TILE_COUNTER_BYTES */
   size_t o_partial_bytes;   /* rounded up to PARTIALS_ALIGNMENT; 0 unsplit */
   size_t lse_partial_bytes; /* 0 unsplit */
+  size_t sk_slot_bytes;     /* stream-K: the pieces' slots (then their flags), 0 without */
+  size_t sk_flag_bytes;
   size_t total;             /* FLASHC_ATTN_TIMELINE builds: + 8 bytes of slack + the event
                                timeline, the last ATTN_FWD_TIMELINE_BYTES (attn_fwd_timeline.h) */
 };
@@ -371,6 +425,13 @@ workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan&
     w.o_partial_bytes = round_up(rows * static_cast<size_t>(p->head_dim_v) * sizeof(float), PARTIALS_ALIGNMENT);
     w.lse_partial_bytes = rows * sizeof(float);
     w.total += PARTIALS_ALIGNMENT + w.o_partial_bytes + w.lse_partial_bytes;
+  }
+  w.sk_slot_bytes = w.sk_flag_bytes = 0;
+  if (plan.stream_k.on) { /* a slot and a flag per (CTA, consumer), PARTIALS_ALIGNMENT-aligned */
+    const size_t slots = static_cast<size_t>(plan.stream_k.grid) * static_cast<size_t>(plan.tile.block_m / ATTN_FWD_ROWS_PER_CONSUMER);
+    w.sk_slot_bytes = slots * static_cast<size_t>(attn_fwd_stream_k_slot_bytes(p->head_dim_v));
+    w.sk_flag_bytes = slots * sizeof(uint64_t);
+    w.total += PARTIALS_ALIGNMENT + w.sk_slot_bytes + w.sk_flag_bytes;
   }
   /* 8-byte entries: a caller's workspace pointer may be anything, so 8 bytes of slack. */
   if (FLASHC_ATTN_TIMELINE) w.total += sizeof(uint64_t) + ATTN_FWD_TIMELINE_BYTES;
@@ -543,6 +604,18 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
     uint8_t* partials = reinterpret_cast<uint8_t*>(round_up(after_counter, PARTIALS_ALIGNMENT));
     params.o_partial = reinterpret_cast<float*>(partials);
     params.lse_partial = reinterpret_cast<float*>(partials + layout.o_partial_bytes);
+  }
+  params.sk_first_tile = params.tile_count;
+  if (plan.stream_k.on) {
+    const uintptr_t after = reinterpret_cast<uintptr_t>(workspace) + layout.counter_bytes;
+    uint8_t* slots = reinterpret_cast<uint8_t*>(round_up(after, PARTIALS_ALIGNMENT));
+    params.sk_first_tile = static_cast<int>(plan.stream_k.first_tile);
+    params.sk_tile_blocks = static_cast<int>(plan.stream_k.tile_blocks);
+    params.sk_run_length = static_cast<int>(plan.stream_k.units / plan.stream_k.grid);
+    params.sk_run_rest = static_cast<int>(plan.stream_k.units % plan.stream_k.grid);
+    params.sk_partials = reinterpret_cast<float*>(slots);
+    params.sk_flags = reinterpret_cast<uint64_t*>(slots + layout.sk_slot_bytes);
+    params.sk_tag = fc_launch_tag(context);
   }
   if (uses_dynamic_scheduler(p)) {
     params.tile_counter = static_cast<int*>(workspace);

@@ -35,6 +35,7 @@
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_scheduler.cuh"
 #include "kernels/attn/attn_fwd_softmax.cuh"
+#include "kernels/attn/attn_fwd_stream_k.cuh"
 #include "kernels/attn/attn_fwd_timeline.cuh"
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ring.cuh"
@@ -47,7 +48,8 @@
 struct attn_fwd_job {
   attn_fwd_tile_coord tile;
   attn_fwd_sequence seq;
-  int first, end; /* key blocks [first, end) of the tile (of its split); first < 0: no more tiles */
+  int first, end; /* key blocks [first, end) of the tile (of its split or piece); first < 0: no more tiles */
+  int piece;      /* ATTN_FWD_PIECE_WHOLE, or a stream-K piece's role (attn_fwd_stream_k.cuh) */
 };
 /* Pointers into the CTA's shared memory. The handed-over jobs: attn_fwd_tile::JOB_SLOTS of
  * them — two where they alternate by the q_full phase (the producer writes the job of tile
@@ -114,6 +116,8 @@ static __device__ __forceinline__ void attn_fwd_load_kv(const attn_fwd_params& p
   ring_advance<Stages>(position);
 }
 
+/* Producer: the tiles of this CTA (attn_fwd_scheduler.cuh), then its stream-K pieces
+ * (attn_fwd_stream_k.cuh), each as a job beside its Q and its key blocks' loads. */
 template <class T>
 static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p, const attn_fwd_smem& sm) {
   tma_prefetch_map(&p.map_q);
@@ -121,20 +125,32 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_v);
   ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
-  for (int linear = blockIdx.x;; linear = attn_fwd_next_tile(p, linear)) {
-    if (linear >= p.tile_count) { /* no more tiles: tell the consumers through the job */
-      mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-      sm.job[T::job_slot(q_phase)].first = -1;
-      mbarrier_arrive(sm.q_full);
+  /* One call site for the loads (a second, for the stream-K pieces, made ptxas spill in the
+   * 4-consumer instance): each turn decodes the next job — a whole tile, or a piece — then
+   * loads its key blocks [first, end) from the last one down (the masked ones first). */
+  int linear = blockIdx.x;
+  int sk_cursor = ATTN_FWD_STREAM_K_NOT_STARTED; /* this CTA's stream-K run (attn_fwd_stream_k_next_piece) */
+  attn_fwd_stream_k_piece next_piece;
+  for (;;) {
+    attn_fwd_tile_coord tile;
+    attn_fwd_sequence seq;
+    int first, end, piece = ATTN_FWD_PIECE_WHOLE;
+    if (linear < p.sk_first_tile) { /* whole tiles: all of them, or those before the stream-K tail */
+      tile = attn_fwd_tile_at(p, linear);
+      seq = attn_fwd_sequence_of(p, tile.batch);
+      linear = attn_fwd_next_tile(p, linear);
+      if (tile.m_block * T::BLOCK_M >= seq.seqlen_q << p.pack_shift) continue; /* a varlen sequence shorter than the longest */
+      attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, tile.m_block * T::BLOCK_M, &first, &end);
+      attn_fwd_split_key_blocks(p, tile.split, &first, &end);
+    } else if (T::STREAM_K && attn_fwd_stream_k_next_piece(p, blockIdx.x, gridDim.x, sk_cursor, next_piece)) {
+      tile = attn_fwd_tile_at(p, next_piece.linear);
+      seq = attn_fwd_sequence_of(p, tile.batch);
+      first = next_piece.first;
+      end = next_piece.end;
+      piece = next_piece.role;
+    } else {
       break;
     }
-    const attn_fwd_tile_coord tile = attn_fwd_tile_at(p, linear);
-    const attn_fwd_sequence seq = attn_fwd_sequence_of(p, tile.batch);
-    const int m0 = tile.m_block * T::BLOCK_M;
-    if (m0 >= seq.seqlen_q << p.pack_shift) continue; /* a varlen sequence shorter than the longest: no tile */
-    int first, end;
-    attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, m0, &first, &end);
-    attn_fwd_split_key_blocks(p, tile.split, &first, &end);
     const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
       attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
@@ -153,11 +169,13 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     job.seq = seq;
     job.first = first;
     job.end = end;
+    if constexpr (T::STREAM_K) job.piece = piece;
     mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES); /* (releases the job's stores) */
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
       tma_load_5d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, 0,
-                  seq.q_row0 + (m0 >> p.pack_shift), tile.q_head0 >> p.pack_shift, seq.q_batch);
+                  seq.q_row0 + ((tile.m_block * T::BLOCK_M) >> p.pack_shift), tile.q_head0 >> p.pack_shift,
+                  seq.q_batch);
     q_phase ^= 1u;
     for (int n = end - 2; n >= first; --n) {
       load_k(n);
@@ -165,6 +183,10 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     }
     if (end > first) load_v(first);
   }
+  /* No more tiles: tell the consumers through the job. */
+  mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
+  sm.job[T::job_slot(q_phase)].first = -1;
+  mbarrier_arrive(sm.q_full);
 }
 
 /* ------------------------------------------------------------------------------------ */

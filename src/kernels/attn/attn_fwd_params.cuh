@@ -50,6 +50,15 @@ struct attn_fwd_params {
    * tail_first_tile = tile_count: no tail. */
   int tail_first_tile, tail_first_head, tail_heads;
   int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
+  /* The stream-K tail (attn_fwd_stream_k.cuh; static scheduling only): tiles from
+   * sk_first_tile on are split along their sk_tile_blocks key blocks into runs of units,
+   * CTA c's from attn_fwd_stream_k_run_begin(c) (run length and remainder of units / grid);
+   * sk_first_tile = tile_count: off. Pieces meet in sk_partials (a slot per CTA and consumer)
+   * through sk_flags raised to sk_tag. */
+  int sk_first_tile, sk_tile_blocks, sk_run_length, sk_run_rest;
+  float* sk_partials;
+  uint64_t* sk_flags;
+  uint64_t sk_tag;
 
   float softmax_scale_log2; /* log2(e) · scale without softcap; log2(e) with one (scale is inside tanh) */
   float logit_scale;        /* raw score → natural-log logit for the LSE: scale, or 1 after a softcap */

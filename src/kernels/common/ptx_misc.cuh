@@ -397,6 +397,39 @@ static __device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* flag
   return value;
 }
 
+/* blockIdx.x through volatile asm: what is computed from it stays where it is used (after a
+ * tile's key or K loop) instead of being hoisted to the kernel's start and kept live, or
+ * spilled, through every tile. */
+static __device__ __forceinline__ int cta_index_unhoisted() {
+  int cta;
+  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(cta));
+  return cta;
+}
+
+/* Nanoseconds between two polls of a group flag that is not raised yet. */
+constexpr unsigned GROUP_FLAG_POLL_NS = 100;
+
+/* A group of threads (`threads` of them, meeting at named barrier `barrier`; `thread` is the
+ * caller's index in the group) publishes what each of them stored before the call: the group
+ * meets, then its thread 0 raises the flag to `tag` with a GPU-scope release. No fence per
+ * thread: the barrier orders every thread's stores before thread 0's release, and a release
+ * is cumulative (it publishes what happens before it, other threads' stores included). */
+static __device__ __forceinline__ void group_flag_raise(uint64_t* flag, uint64_t tag, uint32_t barrier,
+                                                        uint32_t threads, int thread) {
+  named_barrier_sync(barrier, threads);
+  if (thread == 0) store_release_gpu(flag, tag);
+}
+
+/* The reader's side: thread 0 polls the flag (acquire) until it reads `tag`, then the group
+ * meets; its threads may then read what the raising group published, through L2 (ld.global.cg
+ * or __ldcg: never a stale L1 line). */
+static __device__ __forceinline__ void group_flag_wait(const uint64_t* flag, uint64_t tag, uint32_t barrier,
+                                                       uint32_t threads, int thread) {
+  if (thread == 0)
+    while (load_acquire_gpu(flag) != tag) __nanosleep(GROUP_FLAG_POLL_NS);
+  named_barrier_sync(barrier, threads);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* sm_80 portable-path pieces                                                               */
 /* ---------------------------------------------------------------------------------------- */

@@ -14,10 +14,9 @@
  * (fc_launch_tag: unique per launch), so what earlier launches left in them never reads as
  * raised and nothing clears them: a clearing kernel before each launch (as a programmatic
  * dependent launch) cost ~5 µs per GEMM on the H200, more than stream-K saved below ~200 µs.
- * Memory order: the warpgroup meets at its named barrier after its slot stores, then one
- * thread releases the flag at GPU scope (cumulative: it covers the other threads' stores
- * ordered before it by the barrier); the tail's one thread acquires it,
- * the warpgroup meets, and the slot is read through L2 (ld.global.cg), never a stale L1 line.
+ * Memory order: group_flag_raise / group_flag_wait (ptx_misc.cuh): the warpgroup meets after
+ * its slot stores and one thread releases the flag at GPU scope; the tail's one thread
+ * acquires it, the warpgroup meets, and the slot is read through L2 (ld.global.cg).
  * Deadlock freedom: a CTA publishes before it waits for anything, waits only for
  * lower-numbered CTAs (launched before it), and the grid is at most one CTA per SM.
  * Check: tests/gpu/gpu_gemm.c forces stream-K on a third of its cases, with tiles split into
@@ -37,18 +36,6 @@ struct gemm_hopper_stream_k_args {
   uint64_t tag;     /* this launch's (fc_launch_tag) */
 };
 
-/* blockIdx.x through volatile asm: what is computed from it here then stays where it is used
- * (after a unit's K loop) instead of being hoisted to the kernel's start and kept live (or
- * spilled) through every tile. */
-static __device__ __forceinline__ int gemm_hopper_stream_k_cta() {
-  int cta;
-  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(cta));
-  return cta;
-}
-
-/* Nanoseconds between two polls of a flag that is not raised yet. */
-constexpr unsigned GEMM_HOPPER_STREAM_K_POLL_NS = 100;
-
 template <int Accumulators>
 static __device__ __forceinline__ float4* gemm_hopper_stream_k_slot(const gemm_hopper_stream_k_args& w, int cta,
                                                                     int consumer, int thread) {
@@ -62,16 +49,13 @@ template <int Accumulators>
 static __device__ __forceinline__ void gemm_hopper_stream_k_publish(const gemm_hopper_stream_k_args& w, int consumer,
                                                                     const float (&acc)[Accumulators], int thread,
                                                                     uint32_t warpgroup_barrier) {
-  const int cta = gemm_hopper_stream_k_cta();
+  const int cta = cta_index_unhoisted();
   float4* slot = gemm_hopper_stream_k_slot<Accumulators>(w, cta, consumer, thread);
 #pragma unroll
   for (int i = 0; i < Accumulators / 4; ++i)
     __stcg(slot + i * GEMM_HOPPER_WARPGROUP_THREADS, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-  /* No fence per thread: the barrier orders every thread's stores before thread 0's release,
-   * and a release at GPU scope is cumulative (it publishes what happens before it, other
-   * threads' stores included) — the order CUTLASS's generic barrier relies on too. */
-  named_barrier_sync(warpgroup_barrier, GEMM_HOPPER_WARPGROUP_THREADS);
-  if (thread == 0) store_release_gpu(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag);
+  group_flag_raise(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag, warpgroup_barrier,
+                   GEMM_HOPPER_WARPGROUP_THREADS, thread);
 }
 
 /* The tail of a split tile: adds the partials of every earlier CTA whose run reaches into the
@@ -81,18 +65,15 @@ static __device__ __forceinline__ void gemm_hopper_stream_k_collect(const gemm_h
                                                                     const gemm_hopper_scheduler& s, int tile_begin,
                                                                     int consumer, float (&acc)[Accumulators],
                                                                     int thread, uint32_t warpgroup_barrier) {
-  int cta = gemm_hopper_stream_k_cta() - 1;
+  int cta = cta_index_unhoisted() - 1;
   int end = gemm_hopper_stream_k_run_begin(s, cta + 1);
   for (; cta >= 0 && end > tile_begin; --cta) {
     const int begin = gemm_hopper_stream_k_run_begin(s, cta);
     const bool published = end > begin; /* an empty run (fewer k-tiles than CTAs) has nothing */
     end = begin;
     if (!published) continue;
-    if (thread == 0) {
-      const uint64_t* flag = &w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer];
-      while (load_acquire_gpu(flag) != w.tag) __nanosleep(GEMM_HOPPER_STREAM_K_POLL_NS);
-    }
-    named_barrier_sync(warpgroup_barrier, GEMM_HOPPER_WARPGROUP_THREADS);
+    group_flag_wait(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag, warpgroup_barrier,
+                    GEMM_HOPPER_WARPGROUP_THREADS, thread);
     const float4* slot = gemm_hopper_stream_k_slot<Accumulators>(w, cta, consumer, thread);
 #pragma unroll
     for (int i = 0; i < Accumulators / 4; ++i) {
