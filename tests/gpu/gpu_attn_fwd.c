@@ -25,7 +25,7 @@
  *      a non-default stream;
  *   2b-2d. unmasked d64 cases for the 3- and 4-consumer instances, and uniform cases (no mask,
  *      fixed lengths, unsplit; d64/d128/d256) with the stream-K tail forced on a handle that
- *      plans with 2-12 SMs, so tiles split into pieces across up to a dozen CTAs;
+ *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -949,6 +949,9 @@ static int is_refusal_status(flashc_status status, const gcase* c) {
   return c->refuse == REFUSE_MISALIGNED && status == FLASHC_STATUS_MISALIGNED;
 }
 
+/* Part 2d's cases on the GPU, and those for which the launcher planned the stream-K tail. */
+static int g_stream_k_cases = 0, g_stream_k_planned = 0;
+
 static int run_case(flashc_handle_t handle, prepared* pr, double* backend_seconds) {
   const gcase* c = &pr->c;
   snprintf(g_current, sizeof g_current, "attn_fwd %s", pr->desc);
@@ -983,6 +986,19 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
     } else if (workspace_bytes) {
       workspace = dev_alloc(workspace_bytes);
     }
+  }
+  if (pass && c->stream_k_sms && !g_cpu) {
+    /* Did the launcher plan the tail? It adds its slots to the workspace (attn_fwd_launch.cu). */
+    const int sm_count = handle->cuda.sm_count;
+    size_t with_tail = 0, without_tail = 0;
+    handle->cuda.sm_count = c->stream_k_sms;
+    handle->cuda.attn_stream_k = 1;
+    flashc_status q1 = flashc_attn_fwd_workspace_size(handle, &d, &with_tail);
+    handle->cuda.attn_stream_k = -1;
+    flashc_status q2 = flashc_attn_fwd_workspace_size(handle, &d, &without_tail);
+    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
+    ++g_stream_k_cases;
+    if (q1 == FLASHC_STATUS_SUCCESS && q2 == FLASHC_STATUS_SUCCESS && with_tail > without_tail) ++g_stream_k_planned;
   }
   if (pass) {
     const int sm_count = handle->cuda.sm_count;
@@ -1090,8 +1106,8 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
 
 /* Part 2d: a random case made uniform (no mask, fixed lengths, unsplit: the tiles the
  * stream-K tail takes, attn_fwd_stream_k.cuh) with d64/d128/d256, run with stream-K forced on
- * a handle that plans with 2..12 SMs: the last partial round's tiles split into pieces across
- * up to a dozen CTAs (a piece as short as one key block), so publishing, waiting and merging
+ * a handle that plans with 2, 3, 5 or 7 SMs: the last partial round's tiles split into pieces
+ * across up to 7 CTAs (a piece as short as one key block), so publishing, waiting and merging
  * all run; the key ramp makes the merged row maxima differ. */
 static gcase stream_k_case(uint64_t seed, int n) {
   static const int dims[] = {64, 128, 256};
@@ -1104,14 +1120,19 @@ static gcase stream_k_case(uint64_t seed, int n) {
   c.len_mode = LEN_FIXED;
   c.varlen_q = c.varlen_k = c.empty = c.seqused_q = c.seqused_k = 0;
   c.batch = test_rng_int(&case_rng, 1, 3);
-  c.seqlen_q = test_rng_int(&case_rng, 1, 1200);
-  c.seqlen_k = c.layout == LAYOUT_QKV ? c.seqlen_q : test_rng_int(&case_rng, 200, 1500);
-  if (c.layout == LAYOUT_QKV && c.seqlen_k < 200) c.seqlen_q = c.seqlen_k = test_rng_int(&case_rng, 200, 1200);
+  c.seqlen_q = test_rng_int(&case_rng, 300, 1200);
+  c.seqlen_k = test_rng_int(&case_rng, 200, 1500);
+  /* d128's tail kernel is its 160-key one (ATTN_FWD_STREAM_K_INSTANCES), which the launcher
+   * picks for a key count just under a multiple of 160 from 2k on. */
+  if (c.head_dim == 128) c.seqlen_k = 160 * test_rng_int(&case_rng, 13, 16) - test_rng_int(&case_rng, 0, 15);
+  if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
   c.index = n;
   set_knobs(&c, &case_rng, 1);
   c.num_splits = 1;
-  c.stream_k_sms = test_rng_int(&case_rng, 2, 12);
-  fit_budget(&c, 3e8);
+  /* Few SMs, primes: more tiles than SMs and a partial last round for most draws. */
+  static const int sms[] = {2, 3, 5, 7};
+  c.stream_k_sms = test_rng_pick(&case_rng, sms, 4);
+  fit_budget(&c, 1e9);
   c.rng = case_rng;
   return c;
 }
@@ -1227,7 +1248,7 @@ int main(int argc, char** argv) {
     printf("part 2c: %d shorter unmasked d64 cases\n", n - first_four);
     const int first_stream_k = n;
     for (int i = 0; i < STREAM_K_CASES; ++i, ++n) cases[n] = stream_k_case(seed, n);
-    printf("part 2d: %d uniform cases with the stream-K tail forced on 2-12 SMs\n", n - first_stream_k);
+    printf("part 2d: %d uniform cases with the stream-K tail forced on 2-7 SMs\n", n - first_stream_k);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
@@ -1307,7 +1328,15 @@ int main(int argc, char** argv) {
   free(g_failures);
   printf("time: %.1f s (inputs + oracle %.1f s on %d threads, flashc_attn_fwd %.1f s on %s)\n", total, oracle_seconds,
          threads, backend_seconds, g_cpu ? "the CPU backend" : "the GPU");
-  printf("%d cases, %d failed (seed %llu)\n", test_case_count(), test_failed_count(), (unsigned long long)seed);
+  int stream_k_unplanned = 0;
+  if (g_stream_k_cases) {
+    /* Some draws are too small to leave a partial round on their few SMs; most must not be. */
+    printf("part 2d: the stream-K tail was planned for %d of %d cases\n", g_stream_k_planned, g_stream_k_cases);
+    stream_k_unplanned = g_stream_k_planned * 2 < g_stream_k_cases;
+    if (stream_k_unplanned) printf("FAIL part 2d: fewer than half of its cases planned the stream-K tail\n");
+  }
+  printf("%d cases, %d failed (seed %llu)\n", test_case_count() + stream_k_unplanned,
+         test_failed_count() + stream_k_unplanned, (unsigned long long)seed);
   fflush(stdout);
-  return test_failed_count() ? TEST_EXIT_FAIL : TEST_EXIT_PASS;
+  return test_failed_count() || stream_k_unplanned ? TEST_EXIT_FAIL : TEST_EXIT_PASS;
 }

@@ -54,14 +54,7 @@ static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes
   return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
 }
 
-/* Head dims whose instances carry the stream-K tail (attn_fwd_stream_k.cuh). Not d96 and
- * d192: the d192 instance ran 3 % slower at 1k with the tail's code compiled in and unused
- * (H200, 15th session), and neither is a point of FA3's grid. */
-static __host__ __device__ constexpr bool attn_fwd_stream_k_built(int head_dim) {
-  return head_dim == 64 || head_dim == 128 || head_dim == 256;
-}
-
-template <int HeadDim, int HeadDimV, int BlockN, int Consumers>
+template <int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK = false>
 struct attn_fwd_tile {
   static constexpr int HEAD_DIM = HeadDim;
   static constexpr int HEAD_DIM_V = HeadDimV;
@@ -146,8 +139,9 @@ struct attn_fwd_tile {
    * instances up to 0.9 % in the 14th session's A/B, through a phase-dependent job address). */
   static constexpr unsigned JOB_SLOTS = EPILOGUE_REREADS_JOB ? 2u : 1u;
   static __device__ __forceinline__ unsigned job_slot(unsigned q_phase) { return q_phase & (JOB_SLOTS - 1u); }
-  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh). */
-  static constexpr bool STREAM_K = attn_fwd_stream_k_built(HeadDim);
+  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
+   * (ATTN_FWD_STREAM_K_INSTANCES). */
+  static constexpr bool STREAM_K = StreamK;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

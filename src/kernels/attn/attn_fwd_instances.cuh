@@ -29,7 +29,8 @@
 #include "kernels/launch.h"
 
 /* X(head_dim, head_dim_v, block_n, consumers), the widths of one pair in increasing order —
- * keep in sync with gen_attn_fwd_inst.py's INSTANCES. */
+ * keep in sync with gen_attn_fwd_inst.py's INSTANCES (and the list below with its
+ * STREAM_K_INSTANCES). */
 #define ATTN_FWD_INSTANCES(X) \
   X(64, 64, 128, 2)           \
   X(64, 64, 192, 2)           \
@@ -42,29 +43,52 @@
   X(192, 192, 112, 2)         \
   X(256, 256, 80, 2)
 
-/* Position of an instance in the list: with the dtype it names the instance in the handle's
- * kernel-attribute cache (kernels/common/kernel_attributes.cuh). */
+/* The instances also built with the stream-K tail (attn_fwd_stream_k.cuh), a second kernel
+ * each: the launcher takes it only for a problem whose plan splits the last round. The tail's
+ * code compiled into a kernel costs where it stays unused (H200, 16th session, same process:
+ * causal d256 1k −2.2 %, d128 1k −1.1 %, d64 causal 1k −1.1 %, d64 16k −0.8 %), so masked,
+ * varlen and split problems, and uniform ones the model leaves whole, run the plain kernel.
+ * Those whose uniform problems gain: d128 from 2k keys (160-key blocks), d256, and d64's 3- and
+ * 4-consumer instances (its uniform problems from 256 queries). */
+#define ATTN_FWD_STREAM_K_INSTANCES(X) \
+  X(64, 64, 112, 3)                    \
+  X(64, 64, 64, 4)                     \
+  X(128, 128, 160, 2)                  \
+  X(256, 256, 80, 2)
+
+/* Position of an instance (plain, then with the stream-K tail) in the lists: with the dtype it
+ * names the kernel in the handle's kernel-attribute cache (kernels/common/kernel_attributes.cuh). */
 static __host__ __device__ constexpr int attn_fwd_instance_index(int head_dim, int head_dim_v, int block_n,
-                                                                 int consumers) {
+                                                                 int consumers, bool stream_k) {
   int index = 0;
 #define ATTN_FWD_INDEX(d, dv, n, c)                                                       \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) return index; \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && !stream_k) return index; \
   ++index;
   ATTN_FWD_INSTANCES(ATTN_FWD_INDEX)
 #undef ATTN_FWD_INDEX
+#define ATTN_FWD_INDEX_SK(d, dv, n, c)                                                    \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k) return index; \
+  ++index;
+  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_INDEX_SK)
+#undef ATTN_FWD_INDEX_SK
   return -1;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context);
 
-#define ATTN_FWD_EXTERN(d, dv, n, c)                                                                              \
-  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c>(const attn_fwd_params&, int, cudaStream_t, \
-                                                                     const fc_cuda_context*);                   \
-  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c>(const attn_fwd_params&, int, cudaStream_t, \
-                                                                     const fc_cuda_context*);
+#define ATTN_FWD_EXTERN_KIND(d, dv, n, c, sk)                                                                        \
+  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+                                                                         const fc_cuda_context*);                   \
+  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+                                                                         const fc_cuda_context*);
+#define ATTN_FWD_EXTERN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, false)
+#define ATTN_FWD_EXTERN_SK(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, true)
 ATTN_FWD_INSTANCES(ATTN_FWD_EXTERN)
+ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_EXTERN_SK)
 #undef ATTN_FWD_EXTERN
+#undef ATTN_FWD_EXTERN_SK
+#undef ATTN_FWD_EXTERN_KIND
 
 #endif

@@ -12,7 +12,7 @@
  *                    the epilogue (attn_fwd_epilogue.cuh).
  * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh; uniform grids
  * split their last partial round's tiles along the keys (attn_fwd_stream_k.cuh).
- * Instantiated per (input dtype, d, d_v, BLOCK_N, C) in src/kernels/inst/attn_fwd_*.cu; shapes from
+ * Instantiated per (input dtype, d, d_v, BLOCK_N, C, stream-K tail or not) in src/kernels/inst/attn_fwd_*.cu; shapes from
  * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
  * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
  * no stack frame, no C7510/C7519 (serialized wgmma) warnings; SASS shows HGMMA.
@@ -51,10 +51,10 @@ static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_para
   return true;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
-__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>::THREADS, 1)
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
+__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::THREADS, 1)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
   extern __shared__ uint8_t attn_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
@@ -150,18 +150,20 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
 }
 
 /* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers>;
-  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
   constexpr int smem_bytes = static_cast<int>(T::SMEM_BYTES);
-  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers);
+  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers, StreamK);
   constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
   static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");
   /* An instance without windows would ignore them (consumers_for_problem never picks one). */
   if (!T::WINDOWS && (params.window_left >= 0 || params.window_right >= 0)) return cudaErrorInvalidValue;
+  /* A plan with a stream-K tail needs the kernel that runs it (the launcher picks it). */
+  if (!T::STREAM_K && params.sk_first_tile < params.tile_count) return cudaErrorInvalidValue;
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
   kernel<<<grid, T::THREADS, smem_bytes, stream>>>(params);

@@ -129,14 +129,29 @@ int consumers_for(int head_dim, int head_dim_v, int block_n) {
   return 0;
 }
 
-/* The instance for (dtype, d, d_v, BLOCK_N), or NULL when it is not built. */
-attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n) {
+/* Is (d, d_v, BLOCK_N) also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES)? */
+bool stream_k_built(int head_dim, int head_dim_v, int block_n) {
+#define ATTN_FWD_SK_BUILT(d, dv, n, c) \
+  if (head_dim == d && head_dim_v == dv && block_n == n) return true;
+  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_SK_BUILT)
+#undef ATTN_FWD_SK_BUILT
+  return false;
+}
+
+/* The kernel for (dtype, d, d_v, BLOCK_N), with or without the stream-K tail, or NULL when it
+ * is not built. */
+attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n, bool stream_k) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
-#define ATTN_FWD_PICK(d, dv, n, c)                                                              \
-  if (head_dim == d && head_dim_v == dv && block_n == n)                                        \
-    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c>;
+#define ATTN_FWD_PICK_KIND(d, dv, n, c, sk)                                                                       \
+  if (head_dim == d && head_dim_v == dv && block_n == n && stream_k == sk)                                        \
+    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, sk> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, sk>;
+#define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, false)
+#define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, true)
   ATTN_FWD_INSTANCES(ATTN_FWD_PICK)
+  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_PICK_SK)
 #undef ATTN_FWD_PICK
+#undef ATTN_FWD_PICK_SK
+#undef ATTN_FWD_PICK_KIND
   return nullptr;
 }
 
@@ -352,7 +367,7 @@ stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* con
                             int block_n) {
   stream_k_plan plan = {false, 0, tiles, 0, 0};
   const int mode = context->attn_stream_k;
-  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !attn_fwd_stream_k_built(p->head_dim) || block_n <= 0)
+  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n))
     return plan;
   const int64_t sms = fc_sm_count(context);
   const int64_t grid = tiles < sms ? tiles : sms;
@@ -639,7 +654,8 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
 #endif
   const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
   const cudaError_t error =
-      launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n)(params, grid, static_cast<cudaStream_t>(stream), context);
+      launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.stream_k.on)(params, grid,
+                                                                                  static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
   if (splits == 1) return FLASHC_STATUS_SUCCESS;

@@ -33,8 +33,8 @@
  * O_ACCUMULATORS / 4 fragment vectors, then (max₀, max₁, sum₀, sum₁). Flags are raised to the
  * launch's tag (fc_launch_tag), so nothing clears them (group_flag_raise / group_flag_wait,
  * ptx_misc.cuh, as the GEMM).
- * Built into the instances of attn_fwd_stream_k_built head dims only: the d192 instance ran
- * 3 % slower at 1k with the (unused) code compiled in (H200, 15th session).
+ * Compiled only into the kernels of ATTN_FWD_STREAM_K_INSTANCES (attn_fwd_instances.cuh),
+ * beside a plain kernel of the same shape: the code costs 1-2 % where it stays unused.
  * Check: tests/cpu_attn_tile_order.c (every unit of the tail in exactly one piece, roles,
  * order) and tests/gpu/gpu_attn_fwd.c part 2d (stream-K forced with a few SMs, so tiles split
  * across up to several CTAs, against the oracle).
