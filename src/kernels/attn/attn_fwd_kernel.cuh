@@ -71,11 +71,11 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
   sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES);
-  sm.softmax_pins = reinterpret_cast<int*>(sm.job + T::JOB_SLOTS);
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + T::JOB_SLOTS * sizeof(attn_fwd_job) +
+  sm.softmax_pins = reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, T::JOB_SLOTS));
+  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
                         T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
-                "barrier space: barriers, the handed-over jobs and the softmax pins");
+                "barrier space: barriers, the handed-over jobs (and pieces' roles) and the softmax pins");
 
   if (threadIdx.x == 0) {
     mbarrier_init(sm.q_full, 1);
@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_softmax_rows rows;
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
-      const attn_fwd_job* job = sm.job + T::job_slot(state.q_phase);
+      const attn_fwd_job* job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase));
       mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
       state.q_phase ^= 1u;
       if (job->first < 0) break;
@@ -124,8 +124,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         }
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
-        const attn_fwd_job* again = sm.job + T::job_slot(state.q_phase ^ 1u);
-        if (!attn_fwd_settle_piece<T>(params, sm, T::STREAM_K ? again->piece : ATTN_FWD_PIECE_WHOLE, consumer, thread,
+        const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase ^ 1u));
+        if (!attn_fwd_settle_piece<T>(params, sm, T::STREAM_K ? *attn_fwd_job_piece<T>(sm, T::job_slot(state.q_phase ^ 1u)) : ATTN_FWD_PIECE_WHOLE, consumer, thread,
                                       o, rows))
           continue;
         const attn_fwd_tile_coord tile = again->tile;
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
-        const int piece = T::STREAM_K ? job->piece : ATTN_FWD_PIECE_WHOLE;
+        const int piece = T::STREAM_K ? *attn_fwd_job_piece<T>(sm, T::job_slot(state.q_phase ^ 1u)) : ATTN_FWD_PIECE_WHOLE;
         const int m0 = tile.m_block * T::BLOCK_M;
         attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
         if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;

@@ -49,7 +49,6 @@ struct attn_fwd_job {
   attn_fwd_tile_coord tile;
   attn_fwd_sequence seq;
   int first, end; /* key blocks [first, end) of the tile (of its split or piece); first < 0: no more tiles */
-  int piece;      /* ATTN_FWD_PIECE_WHOLE, or a stream-K piece's role (attn_fwd_stream_k.cuh) */
 };
 /* Pointers into the CTA's shared memory. The handed-over jobs: attn_fwd_tile::JOB_SLOTS of
  * them — two where they alternate by the q_full phase (the producer writes the job of tile
@@ -71,6 +70,25 @@ struct attn_fwd_smem {
   uint64_t* v_empty;
   int* softmax_pins; /* one word per consumer warp, written and never read (attn_fwd_pin_softmax) */
 };
+
+/* Job slot `slot`. A stream-K kernel's slots each hold the piece's role (ATTN_FWD_PIECE_*,
+ * attn_fwd_stream_k.cuh) in an int right after the job (attn_fwd_job_piece); the plain kernels'
+ * jobs keep their size (a larger job changed their code: the stride broke the 8-byte pairs of
+ * the second slot), and the role lives in the job slot rather than beside the softmax pins (its
+ * address there made the 4-consumer stream-K kernel spill). */
+template <class T>
+constexpr uint32_t attn_fwd_job_stride() { return sizeof(attn_fwd_job) + (T::STREAM_K ? sizeof(int) : 0u); }
+
+template <class T>
+static __device__ __forceinline__ attn_fwd_job* attn_fwd_job_at(const attn_fwd_smem& sm, unsigned slot) {
+  if constexpr (!T::STREAM_K) return sm.job + slot; /* (the byte arithmetic below changed the 4-consumer kernel's code) */
+  else return reinterpret_cast<attn_fwd_job*>(reinterpret_cast<uint8_t*>(sm.job) + slot * attn_fwd_job_stride<T>());
+}
+
+template <class T>
+static __device__ __forceinline__ int* attn_fwd_job_piece(const attn_fwd_smem& sm, unsigned slot) {
+  return reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, slot) + 1);
+}
 
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
 template <class T>
@@ -125,32 +143,10 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_v);
   ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
-  /* One call site for the loads (a second, for the stream-K pieces, made ptxas spill in the
-   * 4-consumer instance): each turn decodes the next job — a whole tile, or a piece — then
-   * loads its key blocks [first, end) from the last one down (the masked ones first). */
-  int linear = blockIdx.x;
-  int sk_cursor = ATTN_FWD_STREAM_K_NOT_STARTED; /* this CTA's stream-K run (attn_fwd_stream_k_next_piece) */
-  attn_fwd_stream_k_piece next_piece;
-  for (;;) {
-    attn_fwd_tile_coord tile;
-    attn_fwd_sequence seq;
-    int first, end, piece = ATTN_FWD_PIECE_WHOLE;
-    if (linear < p.sk_first_tile) { /* whole tiles: all of them, or those before the stream-K tail */
-      tile = attn_fwd_tile_at(p, linear);
-      seq = attn_fwd_sequence_of(p, tile.batch);
-      linear = attn_fwd_next_tile(p, linear);
-      if (tile.m_block * T::BLOCK_M >= seq.seqlen_q << p.pack_shift) continue; /* a varlen sequence shorter than the longest */
-      attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, tile.m_block * T::BLOCK_M, &first, &end);
-      attn_fwd_split_key_blocks(p, tile.split, &first, &end);
-    } else if (T::STREAM_K && attn_fwd_stream_k_next_piece(p, blockIdx.x, gridDim.x, sk_cursor, next_piece)) {
-      tile = attn_fwd_tile_at(p, next_piece.linear);
-      seq = attn_fwd_sequence_of(p, tile.batch);
-      first = next_piece.first;
-      end = next_piece.end;
-      piece = next_piece.role;
-    } else {
-      break;
-    }
+  /* A job: its decoded tile beside its Q, then its key blocks [first, end) from the last one
+   * down (the masked ones first). */
+  auto produce_job = [&](const attn_fwd_tile_coord& tile, const attn_fwd_sequence& seq, int first, int end,
+                         int piece) {
     const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
       attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
@@ -164,12 +160,12 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     };
     if (end > first) load_k(end - 1);
     mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-    attn_fwd_job& job = sm.job[T::job_slot(q_phase)];
+    attn_fwd_job& job = *attn_fwd_job_at<T>(sm, T::job_slot(q_phase));
     job.tile = tile;
     job.seq = seq;
     job.first = first;
     job.end = end;
-    if constexpr (T::STREAM_K) job.piece = piece;
+    if constexpr (T::STREAM_K) *attn_fwd_job_piece<T>(sm, T::job_slot(q_phase)) = piece;
     mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES); /* (releases the job's stores) */
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
@@ -182,10 +178,53 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
       load_v(n + 1);
     }
     if (end > first) load_v(first);
+  };
+  /* A tile of the scheduler's order: decoded, skipped when a varlen sequence is shorter than
+   * the longest (returns false), else its visible key blocks (of its split). */
+  auto decode_tile = [&](int linear, attn_fwd_tile_coord& tile, attn_fwd_sequence& seq, int& first, int& end) {
+    tile = attn_fwd_tile_at(p, linear);
+    seq = attn_fwd_sequence_of(p, tile.batch);
+    if (tile.m_block * T::BLOCK_M >= seq.seqlen_q << p.pack_shift) return false;
+    attn_fwd_key_blocks<T::BLOCK_M, T::BLOCK_N>(p, seq, tile.m_block * T::BLOCK_M, &first, &end);
+    attn_fwd_split_key_blocks(p, tile.split, &first, &end);
+    return true;
+  };
+  attn_fwd_tile_coord tile;
+  attn_fwd_sequence seq;
+  int first, end;
+  if constexpr (!T::STREAM_K) {
+    /* The plain kernels keep the loop the masked grids were measured with: the stream-K
+     * kernels' loop below cost causal d256 1k 2 % here (H200, 16th session). */
+    for (int linear = blockIdx.x; linear < p.tile_count; linear = attn_fwd_next_tile(p, linear))
+      if (decode_tile(linear, tile, seq, first, end)) produce_job(tile, seq, first, end, ATTN_FWD_PIECE_WHOLE);
+  } else {
+    /* One call site for the loads (a second one for the pieces made ptxas spill in the
+     * 4-consumer instance): each turn takes a whole tile before the tail, then this CTA's
+     * pieces (attn_fwd_stream_k.cuh). */
+    int linear = blockIdx.x;
+    int sk_cursor = ATTN_FWD_STREAM_K_NOT_STARTED;
+    attn_fwd_stream_k_piece next_piece;
+    for (;;) {
+      int piece = ATTN_FWD_PIECE_WHOLE;
+      if (linear < p.sk_first_tile) {
+        const bool visible = decode_tile(linear, tile, seq, first, end);
+        linear = attn_fwd_next_tile(p, linear);
+        if (!visible) continue;
+      } else if (attn_fwd_stream_k_next_piece(p, blockIdx.x, gridDim.x, sk_cursor, next_piece)) {
+        tile = attn_fwd_tile_at(p, next_piece.linear);
+        seq = attn_fwd_sequence_of(p, tile.batch);
+        first = next_piece.first;
+        end = next_piece.end;
+        piece = next_piece.role;
+      } else {
+        break;
+      }
+      produce_job(tile, seq, first, end, piece);
+    }
   }
   /* No more tiles: tell the consumers through the job. */
   mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-  sm.job[T::job_slot(q_phase)].first = -1;
+  attn_fwd_job_at<T>(sm, T::job_slot(q_phase))->first = -1;
   mbarrier_arrive(sm.q_full);
 }
 
