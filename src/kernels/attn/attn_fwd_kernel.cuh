@@ -12,8 +12,8 @@
  *                    the epilogue (attn_fwd_epilogue.cuh).
  * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh; uniform grids
  * split their last partial round's tiles along the keys (attn_fwd_stream_k.cuh).
- * Instantiated per (input dtype, d, d_v, BLOCK_N, C, stream-K tail or not) in src/kernels/inst/attn_fwd_*.cu; shapes from
- * attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
+ * Instantiated per (input dtype, d, d_v, BLOCK_N, C, with the stream-K tail or not) in
+ * src/kernels/inst/attn_fwd_*.cu; shapes from attn_fwd_config.cuh; launched by attn_fwd_launch.cu.
  * Check: tests/gpu/gpu_attn_fwd.c against the CPU reference; `nvcc -Xptxas -v`: no spills,
  * no stack frame, no C7510/C7519 (serialized wgmma) warnings; SASS shows HGMMA.
  */
@@ -125,9 +125,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
         const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase ^ 1u));
-        if (!attn_fwd_settle_piece<T>(params, sm, T::STREAM_K ? *attn_fwd_job_piece<T>(sm, T::job_slot(state.q_phase ^ 1u)) : ATTN_FWD_PIECE_WHOLE, consumer, thread,
-                                      o, rows))
-          continue;
+        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, o, rows,
@@ -135,7 +134,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
-        const int piece = T::STREAM_K ? *attn_fwd_job_piece<T>(sm, T::job_slot(state.q_phase ^ 1u)) : ATTN_FWD_PIECE_WHOLE;
+        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
         attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
         if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;

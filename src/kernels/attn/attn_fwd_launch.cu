@@ -18,6 +18,9 @@
  * the workspace after the tile counter (workspace_layout_for), in flashc_attn_combine's
  * default layout; then fc_attn_combine_cuda_run merges them into o and lse on the same stream
  * (stream order makes the combine wait for the forward kernel).
+ * Uniform problems (no mask, fixed lengths, unsplit) whose tiles leave the persistent grid's
+ * last round partly empty may run the stream-K tail (plan_stream_k's cost model; the kernel
+ * with the tail, ATTN_FWD_STREAM_K_INSTANCES): its slots and flags follow in the workspace.
  * Refused here, with the reason: devices other than sm_90, dtypes other than fp16/bf16 (e4m3
  * is the FP8 issue's kernel), an output dtype other than the input's, head dims outside
  * ATTN_FWD_INSTANCES and paged KV whose page size fits no key-block width (pages_fit_block).

@@ -90,6 +90,13 @@ static __device__ __forceinline__ int* attn_fwd_job_piece(const attn_fwd_smem& s
   return reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, slot) + 1);
 }
 
+/* The role of job slot `slot`'s piece; a plain kernel's jobs are whole tiles. */
+template <class T>
+static __device__ __forceinline__ int attn_fwd_job_role(const attn_fwd_smem& sm, unsigned slot) {
+  if constexpr (T::STREAM_K) return *attn_fwd_job_piece<T>(sm, slot);
+  else return ATTN_FWD_PIECE_WHOLE;
+}
+
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
 template <class T>
 constexpr uint32_t attn_fwd_slot_releases() { return T::CONSUMER_THREADS / 32; }

@@ -25,7 +25,8 @@
  * LSE = −inf, which the combine skips. The split's range is computed once per tile: the key
  * loop itself is the unsplit one over a shorter range.
  *
- * Static (uniform tiles): CTA c takes tiles c, c + grid, c + 2·grid, ...
+ * Static (uniform tiles): CTA c takes tiles c, c + grid, c + 2·grid, ... — up to
+ * sk_first_tile when the stream-K tail splits the last partial round (attn_fwd_stream_k.cuh).
  * Dynamic (causal, local, varlen: tiles of unequal cost): after its first tile (blockIdx.x) a
  * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that the launcher zeroes
  * on the stream. CTAs then stay on neighbouring tiles — unequal tiles no longer let them
