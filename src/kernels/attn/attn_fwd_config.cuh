@@ -43,9 +43,11 @@ constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24; /* setmaxnreg's minimum: the pro
 enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
   ATTN_FWD_BARRIER_V_TAIL = ATTN_FWD_BARRIER_EPILOGUE_0 + ATTN_FWD_MAX_CONSUMERS, /* all consumers: zeroed V tail written */
-  ATTN_FWD_BARRIER_TURN_0 = ATTN_FWD_BARRIER_V_TAIL + 1 /* + consumer index: its turn to issue wgmmas (ping-pong) */
+  ATTN_FWD_BARRIER_TURN_0 = ATTN_FWD_BARRIER_V_TAIL + 1, /* + consumer index: its turn to issue wgmmas (ping-pong) */
+  /* all consumers: every P·V of the tile has read the V slot that O is staged in next */
+  ATTN_FWD_BARRIER_O_SLOT = ATTN_FWD_BARRIER_TURN_0 + ATTN_FWD_MAX_CONSUMERS
 };
-static_assert(ATTN_FWD_BARRIER_TURN_0 + ATTN_FWD_MAX_CONSUMERS <= 16, "16 named barriers per CTA");
+static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
 
 
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
@@ -169,9 +171,13 @@ struct attn_fwd_tile {
 
   /* Layout: [Q | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
    * stages O (each consumer in its own 64 rows, in the swizzled block layout of V's rows) in a
-   * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)): Q is then free as
-   * soon as a tile's last S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and
-   * the epilogue. Otherwise (d = 192, 256) O takes Q's place and Q is free after the epilogue. */
+   * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)). Otherwise (d = 192,
+   * 256) in the V slot of the tile's last P·V (O_IN_V_SLOT), which the consumers release only
+   * after the epilogue's stores have read it, O_PASS_BLOCKS column blocks at a time (the slot
+   * holds BLOCK_N rows, fewer than O's). Either way Q is free as soon as a tile's last
+   * S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and the epilogue. (Until
+   * the 16th session O took Q's place there, and the next Q loaded only after both epilogues:
+   * ncu, d256 full 512, 11.7 % of the warp samples waited for it.) */
   static constexpr uint32_t O_BYTES = BLOCK_M * HeadDimV * ELEMENT_BYTES;
   static constexpr uint32_t Q_OFFSET = 0;
   static constexpr uint32_t K_OFFSET = Q_OFFSET + Q_BYTES;
@@ -179,12 +185,16 @@ struct attn_fwd_tile {
   static constexpr uint32_t KV_END = V_OFFSET + STAGES * V_STAGE_BYTES;
   static constexpr bool O_SEPARATE =
       ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + BARRIER_BYTES <= ATTN_FWD_SMEM_BYTES_MAX;
-  static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : Q_OFFSET;
+  static constexpr bool O_IN_V_SLOT = !O_SEPARATE;
+  static constexpr int O_PASS_BLOCKS = O_SEPARATE ? V_BLOCKS : static_cast<int>(V_STAGE_BYTES / O_BLOCK_BYTES);
+  static constexpr int O_PASSES = (V_BLOCKS + O_PASS_BLOCKS - 1) / O_PASS_BLOCKS;
+  static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : V_OFFSET; /* (V slot: the epilogue picks the slot) */
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
   static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + BARRIER_BYTES;
 
   static_assert(HeadDim % QK_BOX_INNER == 0 && HeadDimV % V_BOX_INNER == 0, "head dims are whole swizzle blocks");
-  static_assert(O_SEPARATE || (HeadDimV <= HeadDim && V_SWIZZLE == QK_SWIZZLE), "O is staged in Q's shared memory");
+  static_assert(O_PASS_BLOCKS >= 1 && V_STAGE_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,
+                "O is staged in a V slot a whole number of column blocks at a time, on swizzle-pattern boundaries");
   static_assert(BLOCK_N % K_PER_WGMMA == 0 && BLOCK_N <= 256 && HeadDimV <= 256, "wgmma shapes");
   static_assert(Q_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 && K_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 &&
                     V_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,

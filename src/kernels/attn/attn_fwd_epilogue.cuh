@@ -67,10 +67,12 @@ static __device__ __forceinline__ void attn_fwd_store_partial(const attn_fwd_par
   }
 }
 
-/* Unsplit: this consumer's rows of O in the output dtype through the staging buffer (TMA or
- * 16-byte stores) and their LSE, as the top of this file describes. */
+/* Unsplit: this consumer's rows of O in the output dtype through the staging buffer `staging`
+ * (TMA or 16-byte stores) and their LSE, as the top of this file describes; O_PASSES passes of
+ * O_PASS_BLOCKS column blocks where the buffer is a V slot. staging = nullptr (a V-slot
+ * instance's tile without keys holds no slot): O = 0 stored straight from registers. */
 template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_params& p, const attn_fwd_smem& sm,
+static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_params& p, uint8_t* staging,
                                                              const attn_fwd_sequence& seq,
                                                              const attn_fwd_tile_coord& tile, int m0, int consumer,
                                                              int thread, int tile_row0, int fragment_row,
@@ -79,79 +81,110 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
                                                              attn_fwd_timeline& timeline) {
   constexpr smem_swizzle SW = T::V_SWIZZLE;
   constexpr int CHUNK_ELEMENTS = 16 / T::ELEMENT_BYTES;
-  constexpr int CHUNKS_PER_ROW = T::HEAD_DIM_V / CHUNK_ELEMENTS;
+  constexpr int PASS_COLUMNS = T::O_PASS_BLOCKS * T::V_BOX_INNER;
+  constexpr int CHUNKS_PER_PASS_ROW = PASS_COLUMNS / CHUNK_ELEMENTS;
+  const bool no_staging = T::O_IN_V_SLOT && staging == nullptr;
+  const bool tma_store = p.o_tma_store && !no_staging;
   /* A buffer of its own is rewritten here with no barrier since the last tile's reads below:
-   * wait until every thread of the warpgroup (or the last tile's TMA store) has done them. */
-  const bool tma_store = T::O_SEPARATE && p.o_tma_store;
+   * wait until every thread of the warpgroup (or the last tile's TMA store) has done them. (A
+   * V slot was waited for before it was released: attn_fwd_release_o_slot.) */
   if constexpr (T::O_SEPARATE) {
     if (tma_store && thread == 0) tma_wait_group_read<0>();
     named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+  } else {
+    /* Every consumer's last P·V reads the whole slot (V is their shared B operand): none
+     * writes O into it before all of them are done. */
+    if (!no_staging) named_barrier_sync(ATTN_FWD_BARRIER_O_SLOT, T::CONSUMER_THREADS);
   }
   auto pack = [&](int j, int half) {
     const float low = o[4 * j + 2 * half] * normalizer[half], high = o[4 * j + 2 * half + 1] * normalizer[half];
     return Input == ATTN_INPUT_BF16 ? pack_bf16x2(low, high) : pack_f16x2(low, high);
   };
-  if constexpr (T::STMATRIX_O_STAGING) {
-    /* The accumulator fragment of n8 column block j is two 8×8 matrices (rows g and g + 8 of
-     * the warp's 16), laid out as stmatrix takes them: one stmatrix.x4 stores column blocks
-     * j and j + 1, lane l addressing row l % 8 of matrix l / 8 = (block j + (l/8)/2, half
-     * (l/8) % 2). A quarter of the store instructions, and one offset per store, of a
-     * 4-byte store per register (the epilogue was ~14 % of a tile's instructions at 1k). */
-    static_assert(T::HEAD_DIM_V % 16 == 0, "column blocks in pairs");
-    const int lane = thread % 32, matrix = lane / 8;
-    const int store_row = tile_row0 + 16 * (thread / 32) + 8 * (matrix % 2) + lane % 8;
-    const uint32_t o_smem = smem_u32(sm.o);
-#pragma unroll
-    for (int j = 0; j < T::HEAD_DIM_V / 8; j += 2) {
-      const uint32_t r[4] = {pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1)};
-      stmatrix_x4_shared(o_smem + smem_k_major_element_offset(SW, T::BLOCK_M, store_row, 8 * (j + matrix / 2),
-                                                              T::ELEMENT_BYTES),
-                         r);
-    }
-  } else { /* one 4-byte store per accumulator pair (attn_fwd_tile::STMATRIX_O_STAGING) */
-#pragma unroll
-    for (int j = 0; j < T::HEAD_DIM_V / 8; ++j)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const uint32_t offset = smem_k_major_element_offset(SW, T::BLOCK_M, fragment_row + 8 * half, 8 * j + 2 * (thread % 4),
-                                                            T::ELEMENT_BYTES);
-        *reinterpret_cast<uint32_t*>(sm.o + offset) = pack(j, half);
-      }
-  }
-  if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
-  named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
-  attn_fwd_stamp(timeline, ATTN_EVENT_O_STAGED);
-
   /* Packed tile row → (query row, query head): row = packed >> pack_shift, head = q_head0 +
    * (packed & (2^pack_shift − 1)). */
   const int head_mask = (1 << p.pack_shift) - 1;
-  if (tma_store) {
-    /* One thread stores the warpgroup's 64 rows, one box per swizzle span of columns; rows past
-     * seqlen_q fall outside the map and are not written. The next tile waits for the reads. */
-    if (thread == 0) {
-      const int q_row = seq.q_row0 + ((m0 + tile_row0) >> p.pack_shift);
+  const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.out_batch) * p.o_batch_stride;
+  uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
+                                                  static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
+                                                     T::ELEMENT_BYTES;
 #pragma unroll
-      for (int block = 0; block < T::V_BLOCKS; ++block)
-        tma_store_5d(&p.map_o, sm.o + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
-                     block * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift, tile.out_batch);
-      tma_commit_group();
+  for (int pass = 0; pass < T::O_PASSES; ++pass) {
+    constexpr int LAST_BLOCKS = T::V_BLOCKS - (T::O_PASSES - 1) * T::O_PASS_BLOCKS;
+    const int pass_blocks = pass == T::O_PASSES - 1 ? LAST_BLOCKS : T::O_PASS_BLOCKS;
+    const int column0 = pass * PASS_COLUMNS;
+    if (no_staging) { /* no keys, no slot: O = 0 */
+      for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_PASS_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
+        const int r = chunk / CHUNKS_PER_PASS_ROW, column = column0 + (chunk % CHUNKS_PER_PASS_ROW) * CHUNK_ELEMENTS;
+        const int packed = m0 + tile_row0 + r;
+        const int row = packed >> p.pack_shift, head = packed & head_mask;
+        if (row < seq.seqlen_q && column < T::HEAD_DIM_V)
+          *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
+                                              static_cast<int64_t>(head) * p.o_head_stride + column) *
+                                                 T::ELEMENT_BYTES) = make_uint4(0u, 0u, 0u, 0u);
+      }
+      continue;
     }
-  } else {
-    /* 16-byte guarded stores: varlen and seqused_q rows past the end stay untouched. */
-    const int64_t batch_offset = p.cu_seqlens_q ? 0 : static_cast<int64_t>(tile.out_batch) * p.o_batch_stride;
-    uint8_t* o_base = static_cast<uint8_t*>(p.o) + (batch_offset + static_cast<int64_t>(tile.q_head0) * p.o_head_stride +
-                                                    static_cast<int64_t>(seq.q_row0) * p.o_row_stride) *
-                                                       T::ELEMENT_BYTES;
-    for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * CHUNKS_PER_ROW; chunk += ATTN_FWD_WARPGROUP_THREADS) {
-      const int r = chunk / CHUNKS_PER_ROW, column = (chunk % CHUNKS_PER_ROW) * CHUNK_ELEMENTS;
-      const int packed = m0 + tile_row0 + r;
-      const int row = packed >> p.pack_shift, head = packed & head_mask;
-      if (row < seq.seqlen_q) {
-        const uint4 value = *reinterpret_cast<const uint4*>(
-            sm.o + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
-        *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
-                                            static_cast<int64_t>(head) * p.o_head_stride + column) *
-                                               T::ELEMENT_BYTES) = value;
+    if (pass > 0) { /* the previous pass's stores have read the buffer */
+      if (tma_store && thread == 0) tma_wait_group_read<0>();
+      named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+    }
+    if constexpr (T::STMATRIX_O_STAGING) {
+      /* The accumulator fragment of n8 column block j is two 8×8 matrices (rows g and g + 8 of
+       * the warp's 16), laid out as stmatrix takes them: one stmatrix.x4 stores column blocks
+       * j and j + 1, lane l addressing row l % 8 of matrix l / 8 = (block j + (l/8)/2, half
+       * (l/8) % 2). A quarter of the store instructions, and one offset per store, of a
+       * 4-byte store per register (the epilogue was ~14 % of a tile's instructions at 1k). */
+      static_assert(T::HEAD_DIM_V % 16 == 0 && PASS_COLUMNS % 16 == 0, "column blocks in pairs");
+      const int lane = thread % 32, matrix = lane / 8;
+      const int store_row = tile_row0 + 16 * (thread / 32) + 8 * (matrix % 2) + lane % 8;
+      const uint32_t o_smem = smem_u32(staging);
+#pragma unroll
+      for (int j = column0 / 8; j < T::HEAD_DIM_V / 8 && j < (column0 + PASS_COLUMNS) / 8; j += 2) {
+        const uint32_t r[4] = {pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1)};
+        stmatrix_x4_shared(o_smem + smem_k_major_element_offset(SW, T::BLOCK_M, store_row,
+                                                                8 * (j + matrix / 2) - column0, T::ELEMENT_BYTES),
+                           r);
+      }
+    } else { /* one 4-byte store per accumulator pair (attn_fwd_tile::STMATRIX_O_STAGING) */
+#pragma unroll
+      for (int j = column0 / 8; j < T::HEAD_DIM_V / 8 && j < (column0 + PASS_COLUMNS) / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const uint32_t offset = smem_k_major_element_offset(SW, T::BLOCK_M, fragment_row + 8 * half,
+                                                              8 * j + 2 * (thread % 4) - column0, T::ELEMENT_BYTES);
+          *reinterpret_cast<uint32_t*>(staging + offset) = pack(j, half);
+        }
+    }
+    if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
+    named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+    if (pass == 0) attn_fwd_stamp(timeline, ATTN_EVENT_O_STAGED);
+
+    if (tma_store) {
+      /* One thread stores the warpgroup's 64 rows, one box per swizzle span of columns; rows
+       * past seqlen_q fall outside the map and are not written. The next writer of the buffer
+       * waits for the reads. */
+      if (thread == 0) {
+        const int q_row = seq.q_row0 + ((m0 + tile_row0) >> p.pack_shift);
+        for (int block = 0; block < pass_blocks; ++block)
+          tma_store_5d(&p.map_o, staging + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
+                       (pass * T::O_PASS_BLOCKS + block) * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift,
+                       tile.out_batch);
+        tma_commit_group();
+      }
+    } else {
+      /* 16-byte guarded stores: varlen and seqused_q rows past the end stay untouched. */
+      const int chunks_per_row = pass_blocks * T::V_BOX_INNER / CHUNK_ELEMENTS;
+      for (int chunk = thread; chunk < ATTN_FWD_ROWS_PER_CONSUMER * chunks_per_row; chunk += ATTN_FWD_WARPGROUP_THREADS) {
+        const int r = chunk / chunks_per_row, column = (chunk % chunks_per_row) * CHUNK_ELEMENTS;
+        const int packed = m0 + tile_row0 + r;
+        const int row = packed >> p.pack_shift, head = packed & head_mask;
+        if (row < seq.seqlen_q) {
+          const uint4 value = *reinterpret_cast<const uint4*>(
+              staging + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
+          *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
+                                              static_cast<int64_t>(head) * p.o_head_stride + column0 + column) *
+                                                 T::ELEMENT_BYTES) = value;
+        }
       }
     }
   }
@@ -168,24 +201,31 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
   }
 }
 
-/* With O staged in Q's place, every consumer thread frees Q when its tile's end is done. */
+/* O staged in a V slot (attn_fwd_tile::O_IN_V_SLOT): once this consumer's stores have read it
+ * (the TMA store's reads waited for), its warps release the slot to the producer, whose next
+ * loads (async proxy) overwrite what these threads wrote. Nothing held (−1): nothing to do. */
 template <class T>
-static __device__ __forceinline__ void attn_fwd_release_q_after_epilogue(const attn_fwd_smem& sm) {
-  if constexpr (!T::O_SEPARATE) {
-    /* The next tile's Q (TMA, async proxy) overwrites what these threads read and wrote
-     * (split tiles and stream-K pieces wrote nothing there; the arrival is what the producer
-     * waits for). */
-    fence_proxy_async_shared_cta();
-    mbarrier_arrive(sm.q_empty);
+static __device__ __forceinline__ void attn_fwd_release_o_slot(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                               int held_v_stage, int consumer, int thread,
+                                                               bool staged) {
+  if constexpr (T::O_IN_V_SLOT) {
+    if (held_v_stage < 0) return;
+    if (staged) {
+      if (p.o_tma_store && thread == 0) tma_wait_group_read<0>();
+      fence_proxy_async_shared_cta();
+      named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+    }
+    attn_fwd_release(&sm.v_empty[held_v_stage]);
   }
 }
 
 /* The end of a tile for consumer warpgroup `consumer`: the softmax's 1/l and LSE, then O and
- * LSE to the output (unsplit) or to the split-KV partials. */
+ * LSE to the output (unsplit) or to the split-KV partials; then the V slot it held for O, if
+ * any (held_v_stage, from attn_fwd_consume), goes back to the producer. */
 template <int Input, class T>
 static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                          const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
-                                                         int m0, int consumer, int thread,
+                                                         int m0, int consumer, int thread, int held_v_stage,
                                                          float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
                                                          attn_fwd_timeline& timeline) {
   float normalizer[2], lse[2];
@@ -194,12 +234,15 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
   const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
   const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;
   const int fragment_column = 2 * (thread % 4);
-  if (p.o_partial)
+  if (p.o_partial) {
     attn_fwd_store_partial<T>(p, seq, tile, m0, fragment_row, fragment_column, o, normalizer, lse, thread);
-  else
-    attn_fwd_store_output<Input, T>(p, sm, seq, tile, m0, consumer, thread, tile_row0, fragment_row, o, normalizer,
+    attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false);
+  } else {
+    uint8_t* staging = T::O_SEPARATE ? sm.o : held_v_stage >= 0 ? sm.v + held_v_stage * T::V_STAGE_BYTES : nullptr;
+    attn_fwd_store_output<Input, T>(p, staging, seq, tile, m0, consumer, thread, tile_row0, fragment_row, o, normalizer,
                                     lse, timeline);
-  attn_fwd_release_q_after_epilogue<T>(sm);
+    attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, true);
+  }
 }
 
 #endif

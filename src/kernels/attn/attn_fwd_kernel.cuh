@@ -34,16 +34,16 @@
 #include "kernels/common/ptx.cuh"
 
 /* After a piece's key loop (attn_fwd_stream_k.cuh): a publishing piece hands its O and rows
- * over and frees Q where the epilogue would have (returns false: no epilogue); a finishing
+ * over and returns the V slot it held for O (returns false: no epilogue); a finishing
  * piece first merges the earlier CTAs' pieces; a whole tile passes. */
 template <class T>
 static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_params& p, const attn_fwd_smem& sm,
-                                                             int piece, int consumer, int thread,
+                                                             int piece, int held_v_stage, int consumer, int thread,
                                                              float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
   if constexpr (T::STREAM_K) {
     if (piece == ATTN_FWD_PIECE_PUBLISH) {
       attn_fwd_stream_k_publish<T>(p, consumer, thread, o, rows);
-      attn_fwd_release_q_after_epilogue<T>(sm);
+      attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false);
       return false;
     }
     if (piece >= 0) attn_fwd_stream_k_collect<T>(p, piece, consumer, thread, o, rows);
@@ -117,28 +117,31 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       if (job->first < 0) break;
       attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
       if constexpr (T::EPILOGUE_REREADS_JOB) {
+        int held_v_stage;
         {
           const attn_fwd_sequence seq = job->seq;
-          attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first, job->end, consumer,
-                                     thread, state, o, rows);
+          held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first,
+                                                    job->end, consumer, thread, state, o, rows);
         }
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
         const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase ^ 1u));
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
-        if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows)) continue;
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
-        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, o, rows,
-                                    state.timeline);
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, held_v_stage,
+                                    o, rows, state.timeline);
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
-        attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
-        if (!attn_fwd_settle_piece<T>(params, sm, piece, consumer, thread, o, rows)) continue;
-        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, o, rows, state.timeline);
+        const int held_v_stage =
+            attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows)) continue;
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows,
+                                    state.timeline);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }

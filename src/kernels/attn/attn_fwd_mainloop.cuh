@@ -5,10 +5,11 @@
  * STAGES V blocks (BLOCK_N keys each), every tile in the swizzled block layout of ptx_desc.cuh
  * (one TMA box per block of swizzle-span columns). Barriers, named by what they guard:
  *   q_full / q_empty         Q landed / both consumers are done with it: after their last
- *                            S = Q·Kᵀ of the tile when O has its own staging buffer, else after
- *                            the epilogue that stages O in Q's place
+ *                            S = Q·Kᵀ of the tile
  *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
- *   v_full[s] / v_empty[s]   likewise for V and O += P·V
+ *   v_full[s] / v_empty[s]   likewise for V and O += P·V (with O staged in a V slot,
+ *                            attn_fwd_tile::O_IN_V_SLOT, the tile's last V slot is released
+ *                            after the epilogue)
  *
  * Producer (one elected thread): per tile, key blocks from the last visible one (of the tile's
  * split, attn_fwd_split_key_blocks) down to the first (the masked ones come first, so the
@@ -59,7 +60,7 @@ struct attn_fwd_job {
 struct attn_fwd_smem {
   attn_fwd_job* job; /* the tile whose Q q_full announces (phase p: job[job_slot(p)]), decoded */
   uint8_t* q;
-  uint8_t* o; /* O staging: its own buffer, or Q's (attn_fwd_tile::O_SEPARATE) */
+  uint8_t* o; /* O staging: its own buffer (attn_fwd_tile::O_SEPARATE), else unused (a V slot) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
   uint8_t* v; /* STAGES × V_STAGE_BYTES */
   uint64_t* q_full;
@@ -100,7 +101,7 @@ static __device__ __forceinline__ int attn_fwd_job_role(const attn_fwd_smem& sm,
 /* Arrivals that free a K or V slot: one lane of each consumer warp. */
 template <class T>
 constexpr uint32_t attn_fwd_slot_releases() { return T::CONSUMER_THREADS / 32; }
-/* Arrivals that free Q: every consumer thread (attn_fwd_release_q_early, the epilogue). */
+/* Arrivals that free Q: every consumer thread (attn_fwd_release_q_early). */
 template <class T>
 constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
 
@@ -295,11 +296,10 @@ static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
 
-/* Frees Q for the next tile's load once this thread's last S = Q·Kᵀ of the tile completed,
- * when O has its own staging buffer (else the epilogue frees it; attn_fwd_epilogue.cuh). */
-template <class T>
+/* Frees Q for the next tile's load once this thread's last S = Q·Kᵀ of the tile completed
+ * (the epilogue stages O elsewhere: attn_fwd_tile::O_SEPARATE / O_IN_V_SLOT). */
 static __device__ __forceinline__ void attn_fwd_release_q_early(const attn_fwd_smem& sm) {
-  if constexpr (T::O_SEPARATE) mbarrier_arrive(sm.q_empty);
+  mbarrier_arrive(sm.q_empty);
 }
 
 /* Zeroes rows [valid_rows, BLOCK_N) of a V slot (all of its column blocks); both consumer
@@ -368,9 +368,11 @@ struct attn_fwd_consumer_state {
 };
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
- * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. */
+ * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
+ * this consumer still holds for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the
+ * slot of the last P·V, not released yet), or −1. */
 template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
+static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,
                                                         int consumer, int thread, attn_fwd_consumer_state& state,
                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
@@ -378,8 +380,8 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
   for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   attn_softmax_init(rows);
   if (end <= first) { /* (the caller waited for Q) */
-    attn_fwd_release_q_early<T>(sm);
-    return;
+    attn_fwd_release_q_early(sm);
+    return -1;
   }
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
@@ -429,7 +431,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release(&sm.k_empty[stage]);
-    if (first == end - 1) attn_fwd_release_q_early<T>(sm);
+    if (first == end - 1) attn_fwd_release_q_early(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
@@ -472,7 +474,7 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release(&sm.k_empty[k_stage]);
-    if (n == first) attn_fwd_release_q_early<T>(sm);
+    if (n == first) attn_fwd_release_q_early(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
     attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
@@ -502,8 +504,9 @@ static __device__ __forceinline__ void attn_fwd_consume(const attn_fwd_params& p
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
-    attn_fwd_release(&sm.v_empty[v_stage]);
+    if constexpr (!T::O_IN_V_SLOT) attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
+    return T::O_IN_V_SLOT ? v_stage : -1;
   }
 }
 
