@@ -14,8 +14,8 @@
  *   96   96    128          64B      120 KB                       + 24 KB of its own
  *   128  128   128, 160    128B      160, 192 KB                  + 32 KB of its own
  *   192  128   112         128B      188 KB                       + 32 KB of its own
- *   192  192   112         128B      216 KB                       in Q's place
- *   256  256    80         128B      224 KB                       in Q's place
+ *   192  192   112         128B      216 KB                       in the last V slot, 2 passes
+ *   256  256    80         128B      224 KB                       in the last V slot, 2 passes
  * Check: `nvcc -Xptxas -v` on src/kernels/inst/attn_fwd_*.cu shows no spills and no stack
  * frame; the static_asserts below hold the arithmetic.
  */

@@ -3,18 +3,19 @@
  * row that saw no key), converted to the output dtype, staged in shared memory and stored
  * with 16-byte coalesced stores; LSE (natural log, −inf for empty rows) stored per row.
  *
- * With a buffer of its own and a fixed-length problem (attn_fwd_params.o_tma_store) one thread
- * stores the staged rows with TMA and the warpgroup moves on; the next epilogue waits until
- * that store has read the buffer. Otherwise the rows are stored as below.
- * Staging (attn_fwd_tile::O_SEPARATE): a buffer of its own where shared memory allows, else
- * Q's space after the warpgroup's last S = Q·Kᵀ; either way the warpgroup's own 64 rows (the
- * other warpgroup never reads them) in the swizzled block layout of V's rows, written with
- * stmatrix where the instance allows (STMATRIX_O_STAGING) — free of bank conflicts either
- * way — and read row-wise in 16-byte pieces, each quarter-warp one whole 128-byte line.
- * Stores are guarded by the sequence's used length, which covers varlen and seqused_q (rows
- * past it are another sequence's or must stay untouched). With O in Q's space every consumer
- * thread arrives on q_empty when done, so the producer may load the next tile's Q there (with
- * a buffer of its own, Q was freed in the main loop).
+ * On a fixed-length problem (attn_fwd_params.o_tma_store) one thread stores the staged rows
+ * with TMA and the warpgroup moves on; the next writer of the buffer waits until that store
+ * has read it. Otherwise the rows are stored as below.
+ * Staging: a buffer of its own where shared memory allows (attn_fwd_tile::O_SEPARATE), else
+ * (d192/d256, O_IN_V_SLOT) the V slot of the tile's last P·V, which the consumers hold until
+ * their stores have read it (attn_fwd_release_o_slot) and fill O_PASS_BLOCKS column blocks at a
+ * time; all consumers meet first there (each last P·V reads the whole slot). Either way the
+ * warpgroup's own 64 rows (the other warpgroup never reads them) in the swizzled block layout
+ * of V's rows, written with stmatrix where the instance allows (STMATRIX_O_STAGING) — free of
+ * bank conflicts either way — and read row-wise in 16-byte pieces, each quarter-warp one whole
+ * 128-byte line. Stores are guarded by the sequence's used length, which covers varlen and
+ * seqused_q (rows past it are another sequence's or must stay untouched). Q was freed in the
+ * main loop, after the tile's last S.
  * Split-KV tiles (attn_fwd_params.o_partial) take attn_fwd_store_partial instead: the
  * normalized O straight from the accumulator fragment in fp32 and the LSE into the partials
  * workspace, with plain guarded stores (no staging: each quad of lanes writes 32 contiguous
