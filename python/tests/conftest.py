@@ -20,6 +20,12 @@ def pytest_report_header(config):
     return [f"flashc {flashc.__version__} from {flashc.library_path}", f"FLASHC_TEST_SEED={SEED}"]
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The seed again at the end (-q hides the header): a failure is replayed with it."""
+    if exitstatus != 0:
+        terminalreporter.write_line(f"FLASHC_TEST_SEED={SEED} (replays this run's random cases)")
+
+
 @pytest.fixture
 def rng(request):
     """A generator seeded from the run's seed and the test's name (stable per test)."""
