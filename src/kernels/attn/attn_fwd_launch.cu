@@ -540,7 +540,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
                          p->q.batch_stride, p->heads_q, q_rows, q_batches, pack, tile.qk_box_inner, tile.block_m,
                          tile.qk_swizzle, &params.map_q);
   if (status != FLASHC_STATUS_SUCCESS) return status;
-  /* O through a TMA store (the kernel uses it where O has its own staging buffer) when every
+  /* O through a TMA store from the staging buffer (its own, or a V slot at d192/d256) when every
    * row the tensor map holds belongs to this tile's sequence: fixed lengths, no seqused_q.
    * TMA clips rows ≥ seqlen_q; with varlen the next rows are another sequence's. */
   params.o_tma_store = splits == 1 && !varlen_q && !p->seqused_q && ATTN_FWD_ROWS_PER_CONSUMER % pack == 0;
