@@ -7,12 +7,13 @@
 # exponentials no longer run under P·V (docs/NOTES-attn-fwd.md).
 #
 #   bash bench/sass_attn.sh [INSTANCE.cu] [extra nvcc flags]   (default: the bf16 d128 160-key one)
-# Needs nvdisasm: $NVDISASM, the CUDA toolkit's, or the copy bundled with triton.
+# Needs nvdisasm: $NVDISASM, the CUDA toolkit's, bench/get_nvdisasm.sh's copy from PyPI, or the
+# copy bundled with triton.
 set -eu
 cd "$(dirname "$0")/.."
 file=${1:-src/kernels/inst/attn_fwd_bf16_d128_n160.cu}
 shift || true
-NVDISASM=${NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm \
+NVDISASM=${NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm /tmp/nvdisasm-wheel/nvidia/cu*/bin/nvdisasm \
   "$(python3 -c 'import triton, os; print(os.path.dirname(triton.__file__))' 2>/dev/null)"/backends/nvidia/bin/nvdisasm \
   2>/dev/null | head -1)}
 [ -x "$NVDISASM" ] || { echo "sass_attn: no nvdisasm (set NVDISASM)" >&2; exit 1; }
