@@ -27,8 +27,20 @@ def np_dtype(name):
     return np.dtype(getattr(ml_dtypes, name))
 
 
+def _rounded_bfloat16(x):
+    """x rounded to bfloat16 (nearest, ties to even, through float32) without ml_dtypes: the
+    float32 bit pattern with its low 16 bits rounded away. Infinities stay; NaN stays NaN."""
+    f = np.asarray(x, dtype=np.float64).astype(np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = (bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32).astype(np.float64)
+    return np.where(np.isnan(f), np.nan, out)
+
+
 def rounded(x, name):
-    """x rounded to dtype `name` and back to float64."""
+    """x rounded to dtype `name` and back to float64 (bfloat16 also without ml_dtypes)."""
+    if name == "bfloat16" and ml_dtypes is None:
+        return _rounded_bfloat16(x)
     return np.asarray(x, dtype=np.float64).astype(np_dtype(name)).astype(np.float64)
 
 
