@@ -24,8 +24,8 @@
  *            like the split-KV combine (rescaled to the larger maximum), then the ordinary
  *            epilogue stores the tile;
  *   whole    (all of the tile): the ordinary epilogue.
- * A CTA runs its later piece first (attn_fwd_produce): that piece publishes, so a
- * CTA publishes before it waits for anything and waits only for lower-numbered CTAs — no
+ * A CTA runs its later piece first (attn_fwd_produce): that piece publishes or is whole, never
+ * a finisher, so a CTA publishes before it waits for anything and waits only for lower-numbered CTAs — no
  * deadlock with every CTA resident (one per SM, grid ≤ SMs), and the publications all happen
  * at the start of the tail, so the finishers rarely wait.
  * Slots and flags: one per (CTA, consumer warpgroup); each consumer publishes and collects on
@@ -35,7 +35,7 @@
  * ptx_misc.cuh, as the GEMM).
  * Compiled only into the kernels of ATTN_FWD_STREAM_K_INSTANCES (attn_fwd_instances.cuh),
  * beside a plain kernel of the same shape: the code costs 1-2 % where it stays unused.
- * Check: tests/cpu_attn_tile_order.c (every unit of the tail in exactly one piece, roles,
+ * Check: tests/cpu_attn_tile_order.cu (every unit of the tail in exactly one piece, roles,
  * order) and tests/gpu/gpu_attn_fwd.c part 2d (stream-K forced with a few SMs, so tiles split
  * across up to several CTAs, against the oracle).
  */
@@ -49,8 +49,8 @@
 #include "kernels/attn/attn_fwd_softmax.cuh"
 #include "kernels/common/ptx.cuh"
 
-/* A piece's role, in attn_fwd_job::piece: whole tile, publish, or (≥ 0) finish the tile whose
- * first unit that is, after collecting the earlier CTAs' pieces. */
+/* A piece's role, beside its job (attn_fwd_job_piece): whole tile, publish, or (≥ 0) finish the
+ * tile whose first unit that is, after collecting the earlier CTAs' pieces. */
 constexpr int ATTN_FWD_PIECE_WHOLE = -1;
 constexpr int ATTN_FWD_PIECE_PUBLISH = -2;
 /* The producer's piece cursor before its first piece (attn_fwd_produce). */
