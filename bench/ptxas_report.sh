@@ -9,12 +9,12 @@
 # any kernel spills or has a stack frame (the attention kernels must do neither).
 set -u
 cd "$(dirname "$0")/.."
+. bench/kernel_tools.sh
 files=("$@")
 [ ${#files[@]} -eq 0 ] && files=(src/kernels/inst/attn_fwd_*.cu)
 status=0
 for file in "${files[@]}"; do
-  report=$(nvcc -std=c++17 -O3 -DNDEBUG -DFLASHC_WITH_CUDA=1 -I include -I src --expt-relaxed-constexpr \
-           -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -c "$file" -o /dev/null 2>&1)
+  report=$(nvcc "${KERNEL_NVCC_FLAGS[@]}" -Xptxas -v -c "$file" -o /dev/null 2>&1)
   line=$(echo "$report" | grep -E "Used [0-9]+ registers" | head -1 | sed 's/.*Used/Used/')
   stack=$(echo "$report" | grep -E "bytes stack frame" | head -1 | sed 's/ptxas info *: *//')
   printf '%-34s %s | %s\n' "$(basename "$file" .cu)" "$line" "$stack"

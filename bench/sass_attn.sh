@@ -11,16 +11,14 @@
 # copy bundled with triton.
 set -eu
 cd "$(dirname "$0")/.."
+. bench/kernel_tools.sh
 file=${1:-src/kernels/inst/attn_fwd_bf16_d128_n160.cu}
 shift || true
-NVDISASM=${NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm /tmp/nvdisasm-wheel/nvidia/cu*/bin/nvdisasm \
-  "$(python3 -c 'import triton, os; print(os.path.dirname(triton.__file__))' 2>/dev/null)"/backends/nvidia/bin/nvdisasm \
-  2>/dev/null | head -1)}
+NVDISASM=$(find_nvdisasm)
 [ -x "$NVDISASM" ] || { echo "sass_attn: no nvdisasm (set NVDISASM)" >&2; exit 1; }
 cubin=$(mktemp --suffix=.cubin)
 trap 'rm -f "$cubin"' EXIT
-nvcc -std=c++17 -O3 -DNDEBUG -DFLASHC_WITH_CUDA=1 -I include -I src --expt-relaxed-constexpr \
-  -gencode=arch=compute_90a,code=sm_90a "$@" -cubin "$file" -o "$cubin"
+nvcc "${KERNEL_NVCC_FLAGS[@]}" "$@" -cubin "$file" -o "$cubin"
 "$NVDISASM" "$cubin" | sed 's@/\*[0-9a-f]*\*/@@g; s/ \+/ /g; s/;.*//' \
   | grep -E "HGMMA|WARPGROUP.DEPBAR|MUFU.EX2|SHFL.BFLY|BAR.ARV|BAR.SYNC" \
   | awk '{op = ($1 ~ /^@/) ? $2 : $1; sub(/\..*/, "", op); if (op == "WARPGROUP") op = "DEPBAR";

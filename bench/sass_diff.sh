@@ -15,8 +15,8 @@ set -eu
 REV=${1:?usage: sass_diff.sh REV [FILE.cu ...]}
 shift
 cd "$(dirname "$0")/.."
-NVDISASM=${NVDISASM:-$(command -v nvdisasm || ls /usr/local/cuda/bin/nvdisasm /tmp/nvdisasm-wheel/nvidia/cu*/bin/nvdisasm \
-  2>/dev/null | head -1)}
+. bench/kernel_tools.sh
+NVDISASM=$(find_nvdisasm)
 [ -x "$NVDISASM" ] || { echo "sass_diff: no nvdisasm (set NVDISASM, or run bench/get_nvdisasm.sh)" >&2; exit 1; }
 files=("$@")
 [ ${#files[@]} -eq 0 ] && files=(src/kernels/inst/attn_fwd_*.cu)
@@ -25,8 +25,7 @@ trap 'git worktree remove --force "$work/rev" >/dev/null 2>&1 || true; rm -rf "$
 git worktree add -q --detach "$work/rev" "$REV"
 # One normalized listing: instructions only, register names and constant offsets masked.
 sass_of() { # TREE FILE OUT
-  (cd "$1" && nvcc -std=c++17 -O3 -DNDEBUG -DFLASHC_WITH_CUDA=1 -I include -I src --expt-relaxed-constexpr \
-     -gencode=arch=compute_90a,code=sm_90a -cubin "$2" -o "$3.cubin")
+  (cd "$1" && nvcc "${KERNEL_NVCC_FLAGS[@]}" -cubin "$2" -o "$3.cubin")
   "$NVDISASM" "$3.cubin" | sed 's@/\*[0-9a-f]*\*/@@g; s/;.*//; s/ \+/ /g' | grep -E '^ *@?!?[A-Z]' \
     | sed -E 's/c\[0x0\]\[0x[0-9a-f]+\]/c[PARAM]/g; s/\bU?R[0-9]+\b/R/g; s/\bU?P[0-6]\b/P/g' > "$3"
 }

@@ -975,11 +975,11 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   size_t workspace_bytes = 0;
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
+  /* Part 2d: every call of the case on a handle that plans with its few SMs, the tail forced. */
+  const int handle_sms = handle->cuda.sm_count, forced_tail = c->stream_k_sms && !g_cpu;
+  if (forced_tail) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
   if (c->own_workspace && c->expect == EXPECT_OK) {
-    const int sm_count = handle->cuda.sm_count;
-    if (c->stream_k_sms && !g_cpu) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
     status = flashc_attn_fwd_workspace_size(handle, &d, &workspace_bytes);
-    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
     if (status != FLASHC_STATUS_SUCCESS) {
       snprintf(results, sizeof results, "flashc_attn_fwd_workspace_size: %s: %s", flashc_status_name(status), flashc_last_error());
       pass = 0;
@@ -987,29 +987,24 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
       workspace = dev_alloc(workspace_bytes);
     }
   }
-  if (pass && c->stream_k_sms && !g_cpu) {
+  if (pass && forced_tail) {
     /* Did the launcher plan the tail? It adds its slots to the workspace (attn_fwd_launch.cu). */
-    const int sm_count = handle->cuda.sm_count;
     size_t with_tail = 0, without_tail = 0;
-    handle->cuda.sm_count = c->stream_k_sms;
-    handle->cuda.attn_stream_k = 1;
     flashc_status q1 = flashc_attn_fwd_workspace_size(handle, &d, &with_tail);
     handle->cuda.attn_stream_k = -1;
     flashc_status q2 = flashc_attn_fwd_workspace_size(handle, &d, &without_tail);
-    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
+    handle->cuda.attn_stream_k = 1;
     ++g_stream_k_cases;
     if (q1 == FLASHC_STATUS_SUCCESS && q2 == FLASHC_STATUS_SUCCESS && with_tail > without_tail) ++g_stream_k_planned;
   }
   if (pass) {
-    const int sm_count = handle->cuda.sm_count;
-    if (c->stream_k_sms && !g_cpu) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
     status = flashc_attn_fwd(handle, &d, workspace, workspace_bytes, stream);
-    handle->cuda.sm_count = sm_count, handle->cuda.attn_stream_k = 0;
     if (!g_cpu) {
       CUDA_CHECK(cudaStreamSynchronize((cudaStream_t)stream));
       CUDA_CHECK(cudaGetLastError());
     }
   }
+  if (forced_tail) handle->cuda.sm_count = handle_sms, handle->cuda.attn_stream_k = 0;
   *backend_seconds += now_seconds() - t0;
   int oi = pr->o_mirror, li = pr->lse_mirror;
   if (pass) {

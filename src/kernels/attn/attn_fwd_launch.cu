@@ -334,9 +334,6 @@ int pack_shift_for(const fc_attn_problem* p, int block_m) {
   return shift;
 }
 
-/* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
- * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count and the
- * split count. Shared by the workspace query and the launch so that both agree. */
 /* The stream-K tail (attn_fwd_stream_k.cuh) of a uniform grid: tiles [first_tile, tiles) are
  * split into units of one key block, tile_blocks per tile, `units` in all, spread over `grid`
  * CTAs. */
@@ -345,6 +342,10 @@ struct stream_k_plan {
   int64_t grid, first_tile, tile_blocks, units;
 };
 
+/* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
+ * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count, the
+ * split count and the stream-K tail. Shared by the workspace query and the launch so that both
+ * agree. */
 struct tile_plan {
   int block_n;
   tile_info tile;
@@ -402,7 +403,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
     plan.pack_shift = 0;
     plan.packed_rows = plan.m_blocks = plan.tiles = 0;
     plan.num_splits = 1;
-    plan.stream_k = plan_stream_k(p, context, 0, 1, 0);
+    plan.stream_k = stream_k_plan{false, 0, 0, 0, 0};
     return plan;
   }
   plan.pack_shift = pack_shift_for(p, plan.tile.block_m);
@@ -417,7 +418,8 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
 /* The workspace: the dynamic scheduler's tile counter at offset 0, then (split-KV) the fp32
  * partials in flashc_attn_combine's default layout, o_partial (S, batch, seqlen_q, heads_q,
  * d_v) and lse_partial (S, batch, heads_q, seqlen_q), each PARTIALS_ALIGNMENT-aligned (the
- * kernel stores float2; the slack covers a caller's workspace pointer that is not). */
+ * kernel stores float2; the slack covers a caller's workspace pointer that is not) — or, in the
+ * same place (a split plan has no stream-K tail), the tail's slots and then its flags. */
 constexpr size_t PARTIALS_ALIGNMENT = 256;
 
 size_t round_up(size_t bytes, size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
@@ -617,16 +619,16 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   if (layout.total && !workspace)
     return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "attention forward: no workspace (%zu bytes needed)", layout.total);
   params.num_splits = splits;
+  /* After the counter: the split-KV partials or the stream-K slots (a split plan has no tail). */
+  uint8_t* region = reinterpret_cast<uint8_t*>(
+      round_up(reinterpret_cast<uintptr_t>(workspace) + layout.counter_bytes, PARTIALS_ALIGNMENT));
   if (splits > 1) {
-    const uintptr_t after_counter = reinterpret_cast<uintptr_t>(workspace) + layout.counter_bytes;
-    uint8_t* partials = reinterpret_cast<uint8_t*>(round_up(after_counter, PARTIALS_ALIGNMENT));
-    params.o_partial = reinterpret_cast<float*>(partials);
-    params.lse_partial = reinterpret_cast<float*>(partials + layout.o_partial_bytes);
+    params.o_partial = reinterpret_cast<float*>(region);
+    params.lse_partial = reinterpret_cast<float*>(region + layout.o_partial_bytes);
   }
   params.sk_first_tile = params.tile_count;
   if (plan.stream_k.on) {
-    const uintptr_t after = reinterpret_cast<uintptr_t>(workspace) + layout.counter_bytes;
-    uint8_t* slots = reinterpret_cast<uint8_t*>(round_up(after, PARTIALS_ALIGNMENT));
+    uint8_t* slots = region;
     params.sk_first_tile = static_cast<int>(plan.stream_k.first_tile);
     params.sk_tile_blocks = static_cast<int>(plan.stream_k.tile_blocks);
     params.sk_run_length = static_cast<int>(plan.stream_k.units / plan.stream_k.grid);
