@@ -188,11 +188,20 @@ struct attn_fwd_tile {
   static constexpr bool O_IN_V_SLOT = !O_SEPARATE;
   static constexpr int O_PASS_BLOCKS = O_SEPARATE ? V_BLOCKS : static_cast<int>(V_STAGE_BYTES / O_BLOCK_BYTES);
   static constexpr int O_PASSES = (V_BLOCKS + O_PASS_BLOCKS - 1) / O_PASS_BLOCKS;
+  /* With O in a V slot, its first pass goes through the K slot of the tile's last S instead:
+   * the other consumer finished reading that one a block earlier than the V slot, so the first
+   * pass waits only for the other's last S (attn_fwd_smem::k_slot_read), not for its last P·V
+   * (the skew the V slot's barrier waited for cost d256 half of the racy build's gain, 16th
+   * session). The K slot is then held like the V slot, until the epilogue's stores read it. */
+  static constexpr bool O_PASS0_IN_K_SLOT = O_IN_V_SLOT && O_PASSES > 1;
   static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : V_OFFSET; /* (V slot: the epilogue picks the slot) */
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
   static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + BARRIER_BYTES;
 
   static_assert(HeadDim % QK_BOX_INNER == 0 && HeadDimV % V_BOX_INNER == 0, "head dims are whole swizzle blocks");
+  static_assert(!O_PASS0_IN_K_SLOT ||
+                    (K_STAGE_BYTES >= O_PASS_BLOCKS * O_BLOCK_BYTES && K_STAGE_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0),
+                "O's first pass fits a K slot, on a swizzle-pattern boundary");
   static_assert(O_PASS_BLOCKS >= 1 && V_STAGE_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,
                 "O is staged in a V slot a whole number of column blocks at a time, on swizzle-pattern boundaries");
   static_assert(BLOCK_N % K_PER_WGMMA == 0 && BLOCK_N <= 256 && HeadDimV <= 256, "wgmma shapes");

@@ -73,8 +73,9 @@ static __device__ __forceinline__ void attn_fwd_store_partial(const attn_fwd_par
  * O_PASS_BLOCKS column blocks where the buffer is a V slot. staging = nullptr (a V-slot
  * instance's tile without keys holds no slot): O = 0 stored straight from registers. */
 template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_params& p, uint8_t* staging,
-                                                             const attn_fwd_sequence& seq,
+static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_params& p, const attn_fwd_smem& sm,
+                                                             uint8_t* staging, uint8_t* first_pass_staging,
+                                                             uint32_t k_slot_read_parity, const attn_fwd_sequence& seq,
                                                              const attn_fwd_tile_coord& tile, int m0, int consumer,
                                                              int thread, int tile_row0, int fragment_row,
                                                              const float (&o)[T::O_ACCUMULATORS],
@@ -92,6 +93,9 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
   if constexpr (T::O_SEPARATE) {
     if (tma_store && thread == 0) tma_wait_group_read<0>();
     named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+  } else if constexpr (T::O_PASS0_IN_K_SLOT) {
+    /* The first pass goes to the K slot of the tile's last S: every consumer has read it. */
+    if (!no_staging) mbarrier_wait_parity(sm.k_slot_read, k_slot_read_parity);
   } else {
     /* Every consumer's last P·V reads the whole slot (V is their shared B operand): none
      * writes O into it before all of them are done. */
@@ -125,7 +129,12 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
       }
       continue;
     }
-    if (pass > 0) { /* the previous pass's stores have read the buffer */
+    uint8_t* const pass_staging = T::O_PASS0_IN_K_SLOT && pass == 0 ? first_pass_staging : staging;
+    if (T::O_PASS0_IN_K_SLOT && pass == 1) {
+      /* The V slot (its own buffer, no wait for the first pass's reads): every consumer's last
+       * P·V reads all of it, so none writes O into it before all of them are done. */
+      named_barrier_sync(ATTN_FWD_BARRIER_O_SLOT, T::CONSUMER_THREADS);
+    } else if (pass > 0) { /* the previous pass's stores have read the buffer */
       if (tma_store && thread == 0) tma_wait_group_read<0>();
       named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
     }
@@ -138,7 +147,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
       static_assert(T::HEAD_DIM_V % 16 == 0 && PASS_COLUMNS % 16 == 0, "column blocks in pairs");
       const int lane = thread % 32, matrix = lane / 8;
       const int store_row = tile_row0 + 16 * (thread / 32) + 8 * (matrix % 2) + lane % 8;
-      const uint32_t o_smem = smem_u32(staging);
+      const uint32_t o_smem = smem_u32(pass_staging);
 #pragma unroll
       for (int j = column0 / 8; j < T::HEAD_DIM_V / 8 && j < (column0 + PASS_COLUMNS) / 8; j += 2) {
         const uint32_t r[4] = {pack(j, 0), pack(j, 1), pack(j + 1, 0), pack(j + 1, 1)};
@@ -153,7 +162,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
         for (int half = 0; half < 2; ++half) {
           const uint32_t offset = smem_k_major_element_offset(SW, T::BLOCK_M, fragment_row + 8 * half,
                                                               8 * j + 2 * (thread % 4) - column0, T::ELEMENT_BYTES);
-          *reinterpret_cast<uint32_t*>(staging + offset) = pack(j, half);
+          *reinterpret_cast<uint32_t*>(pass_staging + offset) = pack(j, half);
         }
     }
     if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
@@ -167,7 +176,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
       if (thread == 0) {
         const int q_row = seq.q_row0 + ((m0 + tile_row0) >> p.pack_shift);
         for (int block = 0; block < pass_blocks; ++block)
-          tma_store_5d(&p.map_o, staging + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
+          tma_store_5d(&p.map_o, pass_staging + block * T::O_BLOCK_BYTES + tile_row0 * static_cast<uint32_t>(SW),
                        (pass * T::O_PASS_BLOCKS + block) * T::V_BOX_INNER, 0, q_row, tile.q_head0 >> p.pack_shift,
                        tile.out_batch);
         tma_commit_group();
@@ -181,7 +190,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
         const int row = packed >> p.pack_shift, head = packed & head_mask;
         if (row < seq.seqlen_q) {
           const uint4 value = *reinterpret_cast<const uint4*>(
-              staging + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
+              pass_staging + smem_k_major_element_offset(SW, T::BLOCK_M, tile_row0 + r, column, T::ELEMENT_BYTES));
           *reinterpret_cast<uint4*>(o_base + (static_cast<int64_t>(row) * p.o_row_stride +
                                               static_cast<int64_t>(head) * p.o_head_stride + column0 + column) *
                                                  T::ELEMENT_BYTES) = value;
@@ -204,7 +213,8 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
 
 /* O staged in a V slot (attn_fwd_tile::O_IN_V_SLOT): once this consumer's stores have read it
  * (the TMA store's reads waited for), its warps release the slot to the producer, whose next
- * loads (async proxy) overwrite what these threads wrote. Nothing held (−1): nothing to do. */
+ * loads (async proxy) overwrite what these threads wrote; with O_PASS0_IN_K_SLOT the K slot of
+ * the tile's last S too. Nothing held (−1): nothing to do. */
 template <class T>
 static __device__ __forceinline__ void attn_fwd_release_o_slot(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                                int held_v_stage, int consumer, int thread,
@@ -217,6 +227,7 @@ static __device__ __forceinline__ void attn_fwd_release_o_slot(const attn_fwd_pa
       named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
     }
     attn_fwd_release(&sm.v_empty[held_v_stage]);
+    if constexpr (T::O_PASS0_IN_K_SLOT) attn_fwd_release(&sm.k_empty[held_v_stage]); /* (the same index) */
   }
 }
 
@@ -228,7 +239,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
                                                          const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
                                                          int m0, int consumer, int thread, int held_v_stage,
                                                          float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
-                                                         attn_fwd_timeline& timeline) {
+                                                         attn_fwd_consumer_state& state) {
   float normalizer[2], lse[2];
   attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
 
@@ -240,8 +251,9 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
     attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false);
   } else {
     uint8_t* staging = T::O_SEPARATE ? sm.o : held_v_stage >= 0 ? sm.v + held_v_stage * T::V_STAGE_BYTES : nullptr;
-    attn_fwd_store_output<Input, T>(p, staging, seq, tile, m0, consumer, thread, tile_row0, fragment_row, o, normalizer,
-                                    lse, timeline);
+    uint8_t* first_pass_staging = T::O_PASS0_IN_K_SLOT && held_v_stage >= 0 ? sm.k + held_v_stage * T::K_STAGE_BYTES : nullptr;
+    attn_fwd_store_output<Input, T>(p, sm, staging, first_pass_staging, state.k_slot_read_phase ^ 1u, seq, tile, m0,
+                                    consumer, thread, tile_row0, fragment_row, o, normalizer, lse, state.timeline);
     attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, true);
   }
 }

@@ -70,9 +70,10 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.k_empty = sm.k_full + T::STAGES;
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
-  sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES);
+  sm.k_slot_read = sm.v_empty + T::STAGES; /* (O_PASS0_IN_K_SLOT only: the jobs follow it there) */
+  sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES + (T::O_PASS0_IN_K_SLOT ? 1 : 0));
   sm.softmax_pins = reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, T::JOB_SLOTS));
-  static_assert((2 + 4 * T::STAGES) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
+  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 1 : 0)) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
                         T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs (and pieces' roles) and the softmax pins");
@@ -87,6 +88,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       mbarrier_init(&sm.v_full[stage], 1);
       mbarrier_init(&sm.v_empty[stage], attn_fwd_slot_releases<T>());
     }
+    if constexpr (T::O_PASS0_IN_K_SLOT) mbarrier_init(sm.k_slot_read, attn_fwd_slot_releases<T>());
 
     fence_mbarrier_init();
   }
@@ -105,7 +107,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     setmaxnreg_inc<T::CONSUMER_REGISTERS>();
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % ATTN_FWD_WARPGROUP_THREADS;
-    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u, {}};
+    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u, 0u, {}};
     state.timeline = attn_fwd_timeline_open(params, consumer * ATTN_FWD_WARPGROUP_THREADS + thread);
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
@@ -131,7 +133,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, held_v_stage,
-                                    o, rows, state.timeline);
+                                    o, rows, state);
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
@@ -140,8 +142,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const int held_v_stage =
             attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
         if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows)) continue;
-        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows,
-                                    state.timeline);
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, state);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }

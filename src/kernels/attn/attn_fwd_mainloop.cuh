@@ -70,6 +70,10 @@ struct attn_fwd_smem {
   uint64_t* v_full;
   uint64_t* v_empty;
   int* softmax_pins; /* one word per consumer warp, written and never read (attn_fwd_pin_softmax) */
+  /* attn_fwd_tile::O_PASS0_IN_K_SLOT: every consumer warp arrives once its last S of the tile
+   * has read the K slot (which it then holds for O instead of releasing it); a consumer staging
+   * O's first pass there waits for the phase first. */
+  uint64_t* k_slot_read;
 };
 
 /* Job slot `slot`. A stream-K kernel's slots each hold the piece's role (ATTN_FWD_PIECE_*,
@@ -296,6 +300,19 @@ static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
 
+/* A K slot its S has read: released to the producer — but the slot of the tile's last S
+ * (`last`) with O_PASS0_IN_K_SLOT, which the consumer holds for O's first pass and announces on
+ * k_slot_read instead. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_release_k(const attn_fwd_smem& sm, int k_stage, bool last) {
+  if constexpr (T::O_PASS0_IN_K_SLOT) {
+    if (!last) attn_fwd_release(&sm.k_empty[k_stage]);
+    else if (lane_id() == 0) mbarrier_arrive(sm.k_slot_read);
+  } else {
+    attn_fwd_release(&sm.k_empty[k_stage]);
+  }
+}
+
 /* Frees Q for the next tile's load once this thread's last S = Q·Kᵀ of the tile completed
  * (the epilogue stages O elsewhere: attn_fwd_tile::O_SEPARATE / O_IN_V_SLOT). */
 static __device__ __forceinline__ void attn_fwd_release_q_early(const attn_fwd_smem& sm) {
@@ -364,13 +381,15 @@ static __device__ __forceinline__ int attn_fwd_uniform_stage(const ring_position
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
   uint32_t q_phase;
+  uint32_t k_slot_read_phase; /* attn_fwd_smem::k_slot_read's next phase (O_PASS0_IN_K_SLOT) */
   attn_fwd_timeline timeline; /* empty unless FLASHC_ATTN_TIMELINE */
 };
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
  * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
  * this consumer still holds for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the
- * slot of the last P·V, not released yet), or −1. */
+ * slot of the last P·V, not released yet), or −1; with O_PASS0_IN_K_SLOT it holds the K slot
+ * of the last S too, the same index (the K and V rings advance together, once per block). */
 template <int Input, class T>
 static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,
@@ -383,6 +402,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_release_q_early(sm);
     return -1;
   }
+  if constexpr (T::O_PASS0_IN_K_SLOT) state.k_slot_read_phase ^= 1u; /* this tile's phase is the one before */
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
@@ -430,7 +450,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
-    attn_fwd_release(&sm.k_empty[stage]);
+    attn_fwd_release_k<T>(sm, stage, first == end - 1);
     if (first == end - 1) attn_fwd_release_q_early(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
@@ -473,7 +493,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_wait_group<1>(); /* S_n is ready; P·V may still run */
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
-    attn_fwd_release(&sm.k_empty[k_stage]);
+    attn_fwd_release_k<T>(sm, k_stage, n == first);
     if (n == first) attn_fwd_release_q_early(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
