@@ -133,7 +133,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
     if (T::O_PASS0_IN_K_SLOT && pass == 1) {
       /* The V slot (its own buffer, no wait for the first pass's reads): every consumer's last
        * P·V reads all of it, so none writes O into it before all of them are done. */
-      named_barrier_sync(ATTN_FWD_BARRIER_O_SLOT, T::CONSUMER_THREADS);
+      mbarrier_wait_parity(sm.v_slot_read, k_slot_read_parity);
     } else if (pass > 0) { /* the previous pass's stores have read the buffer */
       if (tma_store && thread == 0) tma_wait_group_read<0>();
       named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);

@@ -70,10 +70,11 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.k_empty = sm.k_full + T::STAGES;
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
-  sm.k_slot_read = sm.v_empty + T::STAGES; /* (O_PASS0_IN_K_SLOT only: the jobs follow it there) */
-  sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES + (T::O_PASS0_IN_K_SLOT ? 1 : 0));
+  sm.k_slot_read = sm.v_empty + T::STAGES; /* (O_PASS0_IN_K_SLOT only: the jobs follow them there) */
+  sm.v_slot_read = sm.k_slot_read + 1;
+  sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0));
   sm.softmax_pins = reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, T::JOB_SLOTS));
-  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 1 : 0)) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
+  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0)) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
                         T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs (and pieces' roles) and the softmax pins");
@@ -88,7 +89,10 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       mbarrier_init(&sm.v_full[stage], 1);
       mbarrier_init(&sm.v_empty[stage], attn_fwd_slot_releases<T>());
     }
-    if constexpr (T::O_PASS0_IN_K_SLOT) mbarrier_init(sm.k_slot_read, attn_fwd_slot_releases<T>());
+    if constexpr (T::O_PASS0_IN_K_SLOT) {
+      mbarrier_init(sm.k_slot_read, attn_fwd_slot_releases<T>());
+      mbarrier_init(sm.v_slot_read, attn_fwd_slot_releases<T>());
+    }
 
     fence_mbarrier_init();
   }

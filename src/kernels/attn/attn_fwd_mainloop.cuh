@@ -71,9 +71,11 @@ struct attn_fwd_smem {
   uint64_t* v_empty;
   int* softmax_pins; /* one word per consumer warp, written and never read (attn_fwd_pin_softmax) */
   /* attn_fwd_tile::O_PASS0_IN_K_SLOT: every consumer warp arrives once its last S of the tile
-   * has read the K slot (which it then holds for O instead of releasing it); a consumer staging
-   * O's first pass there waits for the phase first. */
+   * has read the K slot, and once its last P·V has read the V slot (slots it then holds for O
+   * instead of releasing them); a consumer staging O's first pass in the K slot, its second in
+   * the V slot, waits for the phase first. Both complete once per tile with keys. */
   uint64_t* k_slot_read;
+  uint64_t* v_slot_read;
 };
 
 /* Job slot `slot`. A stream-K kernel's slots each hold the piece's role (ATTN_FWD_PIECE_*,
@@ -381,7 +383,7 @@ static __device__ __forceinline__ int attn_fwd_uniform_stage(const ring_position
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
   uint32_t q_phase;
-  uint32_t k_slot_read_phase; /* attn_fwd_smem::k_slot_read's next phase (O_PASS0_IN_K_SLOT) */
+  uint32_t k_slot_read_phase; /* attn_fwd_smem::k_slot_read's and v_slot_read's next phase (O_PASS0_IN_K_SLOT) */
   attn_fwd_timeline timeline; /* empty unless FLASHC_ATTN_TIMELINE */
 };
 
@@ -525,6 +527,9 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
     if constexpr (!T::O_IN_V_SLOT) attn_fwd_release(&sm.v_empty[v_stage]);
+    if constexpr (T::O_PASS0_IN_K_SLOT) { /* held for O's second pass: announce the read */
+      if (lane_id() == 0) mbarrier_arrive(sm.v_slot_read);
+    }
     ring_advance<T::STAGES>(state.v_position);
     return T::O_IN_V_SLOT ? v_stage : -1;
   }
