@@ -14,8 +14,8 @@
  *   96   96    128          64B      120 KB                       + 24 KB of its own
  *   128  128   128, 160    128B      160, 192 KB                  + 32 KB of its own
  *   192  128   112         128B      188 KB                       + 32 KB of its own
- *   192  192   112         128B      216 KB                       in the last V slot, 2 passes
- *   256  256    80         128B      224 KB                       in the last V slot, 2 passes
+ *   192  192   112         128B      216 KB                       last K slot, then last V slot
+ *   256  256    80         128B      224 KB                       last K slot, then last V slot
  * Check: `nvcc -Xptxas -v` on src/kernels/inst/attn_fwd_*.cu shows no spills and no stack
  * frame; the static_asserts below hold the arithmetic.
  */
@@ -44,7 +44,8 @@ enum attn_fwd_named_barrier {
   ATTN_FWD_BARRIER_EPILOGUE_0 = 1, /* + consumer index: one warpgroup's O staging is complete */
   ATTN_FWD_BARRIER_V_TAIL = ATTN_FWD_BARRIER_EPILOGUE_0 + ATTN_FWD_MAX_CONSUMERS, /* all consumers: zeroed V tail written */
   ATTN_FWD_BARRIER_TURN_0 = ATTN_FWD_BARRIER_V_TAIL + 1, /* + consumer index: its turn to issue wgmmas (ping-pong) */
-  /* all consumers: every P·V of the tile has read the V slot that O is staged in next */
+  /* all consumers: every P·V of the tile has read the V slot that O is staged in next (a V-slot
+   * instance with one pass; the two-pass ones wait on attn_fwd_smem::v_slot_read) */
   ATTN_FWD_BARRIER_O_SLOT = ATTN_FWD_BARRIER_TURN_0 + ATTN_FWD_MAX_CONSUMERS
 };
 static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
@@ -172,9 +173,9 @@ struct attn_fwd_tile {
   /* Layout: [Q | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
    * stages O (each consumer in its own 64 rows, in the swizzled block layout of V's rows) in a
    * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)). Otherwise (d = 192,
-   * 256) in the V slot of the tile's last P·V (O_IN_V_SLOT), which the consumers release only
-   * after the epilogue's stores have read it, O_PASS_BLOCKS column blocks at a time (the slot
-   * holds BLOCK_N rows, fewer than O's). Either way Q is free as soon as a tile's last
+   * 256) in the slots of the tile's last S and last P·V (O_IN_V_SLOT, O_PASS0_IN_K_SLOT), which
+   * the consumers release only after the epilogue's stores have read them, O_PASS_BLOCKS column
+   * blocks at a time (a slot holds BLOCK_N rows, fewer than O's). Either way Q is free as soon as a tile's last
    * S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and the epilogue. (Until
    * the 16th session O took Q's place there, and the next Q loaded only after both epilogues:
    * ncu, d256 full 512, 11.7 % of the warp samples waited for it.) */
@@ -190,9 +191,11 @@ struct attn_fwd_tile {
   static constexpr int O_PASSES = (V_BLOCKS + O_PASS_BLOCKS - 1) / O_PASS_BLOCKS;
   /* With O in a V slot, its first pass goes through the K slot of the tile's last S instead:
    * the other consumer finished reading that one a block earlier than the V slot, so the first
-   * pass waits only for the other's last S (attn_fwd_smem::k_slot_read), not for its last P·V
-   * (the skew the V slot's barrier waited for cost d256 half of the racy build's gain, 16th
-   * session). The K slot is then held like the V slot, until the epilogue's stores read it. */
+   * pass waits only for the other's last S (attn_fwd_smem::k_slot_read), the second for its last
+   * P·V (v_slot_read). The K slot is then held like the V slot, until the epilogue's stores read
+   * it. Until the 17th session both passes used the V slot behind a barrier of all consumers,
+   * which cost half of the racy build's gain (the consumers' skew); H200, against that: d256
+   * 512 / 1k / 4k +4.3 / +3.1 / +2.2 %, causal 512 / 1k +7.5 / +6.0 %, d192 1k +7.1 %. */
   static constexpr bool O_PASS0_IN_K_SLOT = O_IN_V_SLOT && O_PASSES > 1;
   static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : V_OFFSET; /* (V slot: the epilogue picks the slot) */
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);

@@ -7,9 +7,12 @@
  * with TMA and the warpgroup moves on; the next writer of the buffer waits until that store
  * has read it. Otherwise the rows are stored as below.
  * Staging: a buffer of its own where shared memory allows (attn_fwd_tile::O_SEPARATE), else
- * (d192/d256, O_IN_V_SLOT) the V slot of the tile's last P·V, which the consumers hold until
- * their stores have read it (attn_fwd_release_o_slot) and fill O_PASS_BLOCKS column blocks at a
- * time; all consumers meet first there (each last P·V reads the whole slot). Either way the
+ * (d192/d256, O_IN_V_SLOT) O_PASS_BLOCKS column blocks at a time in slots the consumers hold
+ * until their stores have read them (attn_fwd_release_o_slot): the first pass in the K slot of
+ * the tile's last S, the second in the V slot of its last P·V (O_PASS0_IN_K_SLOT). Every
+ * consumer reads both whole slots (K and V are their shared B operands), so a pass waits until
+ * all of them announced the read (attn_fwd_smem::k_slot_read, v_slot_read): the first pass
+ * only for the other consumer's last S, a block before its last P·V. Either way the
  * warpgroup's own 64 rows (the other warpgroup never reads them) in the swizzled block layout
  * of V's rows, written with stmatrix where the instance allows (STMATRIX_O_STAGING) — free of
  * bank conflicts either way — and read row-wise in 16-byte pieces, each quarter-warp one whole
@@ -94,11 +97,11 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
     if (tma_store && thread == 0) tma_wait_group_read<0>();
     named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
   } else if constexpr (T::O_PASS0_IN_K_SLOT) {
-    /* The first pass goes to the K slot of the tile's last S: every consumer has read it. */
+    /* The first pass goes to the K slot of the tile's last S, once every consumer has read it. */
     if (!no_staging) mbarrier_wait_parity(sm.k_slot_read, k_slot_read_parity);
   } else {
-    /* Every consumer's last P·V reads the whole slot (V is their shared B operand): none
-     * writes O into it before all of them are done. */
+    /* (A V-slot instance whose O takes one pass.) Every consumer's last P·V reads the whole
+     * slot (V is their shared B operand): none writes O into it before all of them are done. */
     if (!no_staging) named_barrier_sync(ATTN_FWD_BARRIER_O_SLOT, T::CONSUMER_THREADS);
   }
   auto pack = [&](int j, int half) {
@@ -131,8 +134,9 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
     }
     uint8_t* const pass_staging = T::O_PASS0_IN_K_SLOT && pass == 0 ? first_pass_staging : staging;
     if (T::O_PASS0_IN_K_SLOT && pass == 1) {
-      /* The V slot (its own buffer, no wait for the first pass's reads): every consumer's last
-       * P·V reads all of it, so none writes O into it before all of them are done. */
+      /* The V slot (not the first pass's buffer: no wait for its reads), once every consumer's
+       * last P·V has read it; announced right after that P·V (a barrier of all consumers here
+       * made the leader also wait for the other's first pass: d256 causal 512 −4 %). */
       mbarrier_wait_parity(sm.v_slot_read, k_slot_read_parity);
     } else if (pass > 0) { /* the previous pass's stores have read the buffer */
       if (tma_store && thread == 0) tma_wait_group_read<0>();

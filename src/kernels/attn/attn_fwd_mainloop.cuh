@@ -7,9 +7,10 @@
  *   q_full / q_empty         Q landed / both consumers are done with it: after their last
  *                            S = Q·Kᵀ of the tile
  *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
- *   v_full[s] / v_empty[s]   likewise for V and O += P·V (with O staged in a V slot,
- *                            attn_fwd_tile::O_IN_V_SLOT, the tile's last V slot is released
- *                            after the epilogue)
+ *   v_full[s] / v_empty[s]   likewise for V and O += P·V (with O staged in the slots,
+ *                            attn_fwd_tile::O_IN_V_SLOT / O_PASS0_IN_K_SLOT, the tile's last K
+ *                            and V slots are released after the epilogue; k_slot_read /
+ *                            v_slot_read say when every consumer has read them)
  *
  * Producer (one elected thread): per tile, key blocks from the last visible one (of the tile's
  * split, attn_fwd_split_key_blocks) down to the first (the masked ones come first, so the
