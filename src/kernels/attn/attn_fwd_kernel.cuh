@@ -39,11 +39,12 @@
 template <class T>
 static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                              int piece, int held_v_stage, int consumer, int thread,
-                                                             float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+                                                             float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
+                                                             attn_fwd_consumer_state& state) {
   if constexpr (T::STREAM_K) {
     if (piece == ATTN_FWD_PIECE_PUBLISH) {
       attn_fwd_stream_k_publish<T>(p, consumer, thread, o, rows);
-      attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false);
+      attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false, state);
       return false;
     }
     if (piece >= 0) attn_fwd_stream_k_collect<T>(p, piece, consumer, thread, o, rows);
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     setmaxnreg_inc<T::CONSUMER_REGISTERS>();
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % ATTN_FWD_WARPGROUP_THREADS;
-    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u, 0u, {}};
+    attn_fwd_consumer_state state = {{0, 0}, {0, 0}, 0u, 0u, -1, {}};
     state.timeline = attn_fwd_timeline_open(params, consumer * ATTN_FWD_WARPGROUP_THREADS + thread);
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
@@ -133,7 +134,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
          * even its address lives through the key loop). */
         const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase ^ 1u));
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
-        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows)) continue;
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, held_v_stage,
@@ -145,12 +146,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const int m0 = tile.m_block * T::BLOCK_M;
         const int held_v_stage =
             attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows);
-        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows)) continue;
+        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, state);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }
     if (consumer == 0) attn_fwd_wait_turn<T>(consumer); /* the turn the last consumer handed over */
+    attn_fwd_release_deferred_v_slot<T>(sm, state, thread); /* (also waits for the last O store's reads) */
     /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */
     if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group_read<0>();
   }

@@ -385,8 +385,26 @@ struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
   uint32_t q_phase;
   uint32_t k_slot_read_phase; /* attn_fwd_smem::k_slot_read's and v_slot_read's next phase (O_PASS0_IN_K_SLOT) */
+  int deferred_v_slot;        /* a V slot of O's last TMA store, not released yet (O_PASS0_IN_K_SLOT), or −1 */
   attn_fwd_timeline timeline; /* empty unless FLASHC_ATTN_TIMELINE */
 };
+
+/* The V slot whose release attn_fwd_release_o_slot deferred: once the TMA store has read it
+ * (thread 0 waits), released for the whole warpgroup. Called after the next tile's first S is
+ * issued, before a tile without keys returns, and at the kernel's end. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_release_deferred_v_slot(const attn_fwd_smem& sm,
+                                                                        attn_fwd_consumer_state& state, int thread) {
+  if constexpr (T::O_PASS0_IN_K_SLOT) {
+    if (state.deferred_v_slot >= 0) {
+      if (thread == 0) {
+        tma_wait_group_read<0>();
+        mbarrier_arrive_count(&sm.v_empty[state.deferred_v_slot], ATTN_FWD_WARPGROUP_THREADS / 32);
+      }
+      state.deferred_v_slot = -1;
+    }
+  }
+}
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
  * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
@@ -403,6 +421,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   attn_softmax_init(rows);
   if (end <= first) { /* (the caller waited for Q) */
     attn_fwd_release_q_early(sm);
+    attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
     return -1;
   }
   if constexpr (T::O_PASS0_IN_K_SLOT) state.k_slot_read_phase ^= 1u; /* this tile's phase is the one before */
@@ -450,6 +469,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
+    attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
     wgmma_wait_group<0>();
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
