@@ -175,8 +175,9 @@ struct attn_fwd_tile {
    * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)). Otherwise (d = 192,
    * 256) in the slots of the tile's last S and last P·V (O_IN_V_SLOT, O_PASS0_IN_K_SLOT), which
    * the consumers release only after the epilogue's stores have read them, O_PASS_BLOCKS column
-   * blocks at a time (a slot holds BLOCK_N rows, fewer than O's). Either way Q is free as soon as a tile's last
-   * S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and the epilogue. (Until
+   * blocks at a time (a slot holds BLOCK_N rows, fewer than O's). Either way Q is free as soon
+   * as a tile's last S = Q·Kᵀ has run, and the next tile's Q loads under the last P·V and the
+   * epilogue. (Until
    * the 16th session O took Q's place there, and the next Q loaded only after both epilogues:
    * ncu, d256 full 512, 11.7 % of the warp samples waited for it.) */
   static constexpr uint32_t O_BYTES = BLOCK_M * HeadDimV * ELEMENT_BYTES;

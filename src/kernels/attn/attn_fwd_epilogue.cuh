@@ -271,7 +271,8 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
     attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, false, state);
   } else {
     uint8_t* staging = T::O_SEPARATE ? sm.o : held_v_stage >= 0 ? sm.v + held_v_stage * T::V_STAGE_BYTES : nullptr;
-    uint8_t* first_pass_staging = T::O_PASS0_IN_K_SLOT && held_v_stage >= 0 ? sm.k + held_v_stage * T::K_STAGE_BYTES : nullptr;
+    uint8_t* first_pass_staging =
+        T::O_PASS0_IN_K_SLOT && held_v_stage >= 0 ? sm.k + held_v_stage * T::K_STAGE_BYTES : nullptr;
     attn_fwd_store_output<Input, T>(p, sm, staging, first_pass_staging, state.k_slot_read_phase ^ 1u, seq, tile, m0,
                                     consumer, thread, tile_row0, fragment_row, o, normalizer, lse, state.timeline);
     attn_fwd_release_o_slot<T>(p, sm, held_v_stage, consumer, thread, true, state);

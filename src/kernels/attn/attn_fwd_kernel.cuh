@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v_slot_read = sm.k_slot_read + 1;
   sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0));
   sm.softmax_pins = reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, T::JOB_SLOTS));
-  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0)) * sizeof(uint64_t) + T::JOB_SLOTS * attn_fwd_job_stride<T>() +
-                        T::CONSUMER_THREADS / 32 * sizeof(int) <=
+  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0)) * sizeof(uint64_t) +
+                        T::JOB_SLOTS * attn_fwd_job_stride<T>() + T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs (and pieces' roles) and the softmax pins");
 
