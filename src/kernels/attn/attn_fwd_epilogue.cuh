@@ -235,7 +235,7 @@ static __device__ __forceinline__ void attn_fwd_release_o_slot(const attn_fwd_pa
       if (staged && p.o_tma_store) {
         if (thread == 0) {
           tma_wait_group_read<1>(); /* the first pass's group: all but the newest */
-          mbarrier_arrive_count(&sm.k_empty[held_v_stage], ATTN_FWD_WARPGROUP_THREADS / 32);
+          attn_fwd_release_for_warpgroup(&sm.k_empty[held_v_stage]);
         }
         state.deferred_v_slot = held_v_stage;
         return;

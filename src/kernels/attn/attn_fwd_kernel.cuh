@@ -34,7 +34,7 @@
 #include "kernels/common/ptx.cuh"
 
 /* After a piece's key loop (attn_fwd_stream_k.cuh): a publishing piece hands its O and rows
- * over and returns the V slot it held for O (returns false: no epilogue); a finishing
+ * over and gives back the slots it held for O (returns false: no epilogue); a finishing
  * piece first merges the earlier CTAs' pieces; a whole tile passes. */
 template <class T>
 static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_params& p, const attn_fwd_smem& sm,

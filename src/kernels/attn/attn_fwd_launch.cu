@@ -335,23 +335,24 @@ int pack_shift_for(const fc_attn_problem* p, int block_m) {
 }
 
 /* The stream-K tail (attn_fwd_stream_k.cuh) of a uniform grid: tiles [first_tile, tiles) are
- * split into units of one key block, tile_blocks per tile, `units` in all, spread over `grid`
- * CTAs. */
+ * split into units of one key block, tile_blocks per tile, `units` in all, spread over the
+ * plan's grid of CTAs (tile_plan::grid: the kernel's run arithmetic uses gridDim.x). */
 struct stream_k_plan {
   bool on;
-  int64_t grid, first_tile, tile_blocks, units;
+  int64_t first_tile, tile_blocks, units;
 };
 
 /* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
  * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count, the
- * split count and the stream-K tail. Shared by the workspace query and the launch so that both
- * agree. */
+ * split count, the persistent grid (a CTA per SM, at most one per tile of every split) and the
+ * stream-K tail. Shared by the workspace query and the launch so that both agree. */
 struct tile_plan {
   int block_n;
   tile_info tile;
   int pack_shift;
   int64_t packed_rows, m_blocks, tiles; /* tiles: unsplit */
   int num_splits;
+  int64_t grid;
   stream_k_plan stream_k;
 };
 
@@ -368,13 +369,11 @@ constexpr double STREAM_K_HANDOVER_BLOCKS = 1.0;
 constexpr double STREAM_K_MIN_GAIN = 0.01;
 
 stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int splits,
-                            int block_n) {
-  stream_k_plan plan = {false, 0, tiles, 0, 0};
+                            int block_n, int64_t grid) {
+  stream_k_plan plan = {false, tiles, 0, 0};
   const int mode = context->attn_stream_k;
   if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n))
     return plan;
-  const int64_t sms = fc_sm_count(context);
-  const int64_t grid = tiles < sms ? tiles : sms;
   if (grid <= 0) return plan;
   const int64_t rest = tiles % grid, rounds = tiles / grid;
   const int64_t blocks = (static_cast<int64_t>(p->seqlen_k) + block_n - 1) / block_n;
@@ -388,7 +387,6 @@ stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* con
                        STREAM_K_HANDOVER_BLOCKS;
   if (mode == 0 && whole - split < STREAM_K_MIN_GAIN * whole) return plan;
   plan.on = true;
-  plan.grid = grid;
   plan.first_tile = rounds * grid;
   plan.tile_blocks = blocks;
   plan.units = units;
@@ -403,7 +401,8 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
     plan.pack_shift = 0;
     plan.packed_rows = plan.m_blocks = plan.tiles = 0;
     plan.num_splits = 1;
-    plan.stream_k = stream_k_plan{false, 0, 0, 0, 0};
+    plan.grid = 0;
+    plan.stream_k = stream_k_plan{false, 0, 0, 0};
     return plan;
   }
   plan.pack_shift = pack_shift_for(p, plan.tile.block_m);
@@ -411,7 +410,9 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   plan.m_blocks = (plan.packed_rows + plan.tile.block_m - 1) / plan.tile.block_m;
   plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
-  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n);
+  const int64_t split_tiles = plan.tiles * plan.num_splits, sms = fc_sm_count(context);
+  plan.grid = split_tiles < sms ? split_tiles : sms;
+  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.grid);
   return plan;
 }
 
@@ -448,7 +449,7 @@ workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan&
   }
   w.sk_slot_bytes = w.sk_flag_bytes = 0;
   if (plan.stream_k.on) { /* a slot and a flag per (CTA, consumer), PARTIALS_ALIGNMENT-aligned */
-    const size_t slots = static_cast<size_t>(plan.stream_k.grid) * static_cast<size_t>(plan.tile.block_m / ATTN_FWD_ROWS_PER_CONSUMER);
+    const size_t slots = static_cast<size_t>(plan.grid) * static_cast<size_t>(plan.tile.block_m / ATTN_FWD_ROWS_PER_CONSUMER);
     w.sk_slot_bytes = slots * static_cast<size_t>(attn_fwd_stream_k_slot_bytes(p->head_dim_v));
     w.sk_flag_bytes = slots * sizeof(uint64_t);
     w.total += PARTIALS_ALIGNMENT + w.sk_slot_bytes + w.sk_flag_bytes;
@@ -628,13 +629,12 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
   params.sk_first_tile = params.tile_count;
   if (plan.stream_k.on) {
-    uint8_t* slots = region;
     params.sk_first_tile = static_cast<int>(plan.stream_k.first_tile);
     params.sk_tile_blocks = static_cast<int>(plan.stream_k.tile_blocks);
-    params.sk_run_length = static_cast<int>(plan.stream_k.units / plan.stream_k.grid);
-    params.sk_run_rest = static_cast<int>(plan.stream_k.units % plan.stream_k.grid);
-    params.sk_partials = reinterpret_cast<float*>(slots);
-    params.sk_flags = reinterpret_cast<uint64_t*>(slots + layout.sk_slot_bytes);
+    params.sk_run_length = static_cast<int>(plan.stream_k.units / plan.grid);
+    params.sk_run_rest = static_cast<int>(plan.stream_k.units % plan.grid);
+    params.sk_partials = reinterpret_cast<float*>(region);
+    params.sk_flags = reinterpret_cast<uint64_t*>(region + layout.sk_slot_bytes);
     params.sk_tag = fc_launch_tag(context);
   }
   if (uses_dynamic_scheduler(p)) {
@@ -657,10 +657,9 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
                      cudaGetErrorString(error));
   }
 #endif
-  const int grid = params.tile_count < context->sm_count ? params.tile_count : context->sm_count;
-  const cudaError_t error =
-      launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.stream_k.on)(params, grid,
-                                                                                  static_cast<cudaStream_t>(stream), context);
+  /* The plan's grid: the stream-K runs were cut for exactly this many CTAs. */
+  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.stream_k.on)(
+      params, static_cast<int>(plan.grid), static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
   if (splits == 1) return FLASHC_STATUS_SUCCESS;

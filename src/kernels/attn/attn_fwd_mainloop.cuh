@@ -303,6 +303,12 @@ static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
 
+/* The same release for all four warps of a consumer warpgroup, by one thread (its caller):
+ * where only that thread still waits on the slot (a TMA store's reads). */
+static __device__ __forceinline__ void attn_fwd_release_for_warpgroup(uint64_t* empty) {
+  mbarrier_arrive_count(empty, ATTN_FWD_WARPGROUP_THREADS / 32);
+}
+
 /* A K slot its S has read: released to the producer — but the slot of the tile's last S
  * (`last`) with O_PASS0_IN_K_SLOT, which the consumer holds for O's first pass and announces on
  * k_slot_read instead. */
@@ -399,7 +405,7 @@ static __device__ __forceinline__ void attn_fwd_release_deferred_v_slot(const at
     if (state.deferred_v_slot >= 0) {
       if (thread == 0) {
         tma_wait_group_read<0>();
-        mbarrier_arrive_count(&sm.v_empty[state.deferred_v_slot], ATTN_FWD_WARPGROUP_THREADS / 32);
+        attn_fwd_release_for_warpgroup(&sm.v_empty[state.deferred_v_slot]);
       }
       state.deferred_v_slot = -1;
     }
