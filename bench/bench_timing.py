@@ -2,6 +2,7 @@
 call is timed, and the header of a record."""
 import datetime
 import statistics
+import time
 
 import torch
 
@@ -79,6 +80,63 @@ def time_cuda_alternating(functions, warmup, runs):
             attempt(index, lambda: samples[index].append(sample_ms(functions[index], inner)))
     for index, values in samples.items():
         results[index] = statistics.median(values)
+    return results
+
+
+def time_cuda_sustained(functions, block_s, rounds, on_block=None):
+    """Milliseconds per call of each of `functions` in the GPU's steady state: each function runs
+    back to back for about `block_s` seconds (one block, between two CUDA events, no idle gap
+    inside it), the functions' blocks taking turns for `rounds` rounds (order reversed every other
+    round). Round 0 brings the GPU to its power limit and temperature and is not counted; the
+    result is the median over the other rounds. Why a second method: time_cuda_alternating's
+    samples last about a millisecond with the GPU idling (a sleep kernel) before each, so the chip
+    runs below its power limit, at clocks a training loop never sees; under a sustained load the
+    H200 runs dense tensor work at its 700 W limit, and how far each kernel's clock falls there is
+    part of what a user gets (docs/PERF.md, 18th session). on_block(index, round, t0, t1, ms), if
+    given, is told each block's host start/end time (time.time()) for sampling clocks and power.
+    A function that raises is left out (its result is the exception)."""
+    results = [None] * len(functions)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    calls = {}
+    for index, function in enumerate(functions):
+        try:
+            function()
+            torch.cuda.synchronize()
+            start.record()
+            for _ in range(3):
+                function()
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end) / 3
+            calls[index] = max(1, int(block_s * 1000.0 / max(ms, 1e-3)))
+        except Exception as error:  # noqa: BLE001 (reported per function)
+            results[index] = error
+    samples = {index: [] for index in calls}
+    order = list(calls)
+    for round_index in range(rounds):
+        for index in order if round_index % 2 == 0 else order[::-1]:
+            if index not in samples:
+                continue
+            try:
+                t0 = time.time()
+                start.record()
+                for _ in range(calls[index]):
+                    functions[index]()
+                end.record()
+                end.synchronize()
+                t1 = time.time()
+            except Exception as error:  # noqa: BLE001
+                results[index] = error
+                samples.pop(index)
+                torch.cuda.synchronize()
+                continue
+            ms = start.elapsed_time(end) / calls[index]
+            if round_index > 0:
+                samples[index].append(ms)
+            if on_block:
+                on_block(index, round_index, t0, t1, ms)
+    for index, values in samples.items():
+        results[index] = statistics.median(values) if values else None
     return results
 
 
