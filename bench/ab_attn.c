@@ -6,7 +6,7 @@
  * (bench/ab_attn.sh wraps it for prebuilt archives); the peers (cuDNN, FA2) are
  * bench_attn.py's job.
  *
- *   ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16]
+ *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16]
  *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits]]]] ... NAME=LIBRARY ...
  *
  * seqlen is the key length (and the query length unless seqlen_q is given); heads_kv (0 =
@@ -14,7 +14,10 @@
  * num_splits (default 1; 0 = automatic) is split-KV: --case 128,8192,1,32,0,4,1,0 against
  * --case 128,8192,1,32,0,4,1,1 times one decode step split and unsplit.
  *
- * Each timed call follows an L2 flush (a 256 MB memset outside the events). Per variant and
+ * Each timed call follows an L2 flush (a 256 MB memset outside the events). With --chain N a
+ * sample is N calls back to back between the events (one flush before them), timed per call:
+ * what a stream of attention layers sees, where a programmatic dependent launch lets each call
+ * start while the previous one finishes (launch_programmatic.cuh). Per variant and
  * case it prints the best time's TFLOP/s and the median, and the ratio of the median to the
  * first variant's median. The median, not the best: the H200 starts a process at a higher
  * clock than it holds under load, so the very first calls (the first variant's, in round 0)
@@ -88,12 +91,13 @@ static int compare_float(const void* a, const void* b) {
 }
 
 int main(int argc, char** argv) {
-  int rounds = 10, iters = 10, bf16 = 1, variant_count = 0, case_count = 0;
+  int rounds = 10, iters = 10, chain = 1, bf16 = 1, variant_count = 0, case_count = 0;
   variant variants[MAX_VARIANTS];
   attn_case cases[MAX_CASES];
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--chain") && i + 1 < argc) chain = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
@@ -109,11 +113,11 @@ int main(int argc, char** argv) {
     } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
       load_variant(&variants[variant_count++], argv[i]);
     } else {
-      die("usage: ab_attn [--rounds N] [--iters N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ... "
+      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ... "
           "NAME=LIBRARY ...", NULL);
     }
   }
-  if (variant_count == 0 || case_count == 0 || rounds < 1 || iters < 1 || rounds * iters > MAX_SAMPLES)
+  if (variant_count == 0 || case_count == 0 || rounds < 1 || iters < 1 || chain < 1 || rounds * iters > MAX_SAMPLES)
     die("need at least one --case and one NAME=LIBRARY", NULL);
 
   void* flush = NULL;
@@ -123,8 +127,8 @@ int main(int argc, char** argv) {
   check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
   struct cudaDeviceProp properties;
   check_cuda(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
-  printf("# %s; %s; %d rounds x %d calls per variant and case, L2 flushed before each\n", properties.name,
-         bf16 ? "bf16" : "fp16", rounds, iters);
+  printf("# %s; %s; %d rounds x %d samples per variant and case of %d back-to-back call(s), L2 flushed before each "
+         "sample\n", properties.name, bf16 ? "bf16" : "fp16", rounds, iters, chain);
   printf("%-36s", "case (TFLOP/s best / median)");
   for (int v = 0; v < variant_count; ++v) printf(" %17s", variants[v].name);
   for (int v = 1; v < variant_count; ++v) printf(" %8s/%s", variants[v].name, variants[0].name);
@@ -184,11 +188,14 @@ int main(int argc, char** argv) {
         for (int it = 0; it < iters; ++it) {
           check_cuda(cudaMemsetAsync(flush, it & 0xFF, FLUSH_BYTES, NULL), "flush");
           check_cuda(cudaEventRecord(start, NULL), "event");
-          if (variants[v].forward(variants[v].handle, &params[v], workspace, workspace_bytes, NULL) != FLASHC_STATUS_SUCCESS)
-            die(variants[v].name, variants[v].last_error());
+          for (int call = 0; call < chain; ++call)
+            if (variants[v].forward(variants[v].handle, &params[v], workspace, workspace_bytes, NULL) !=
+                FLASHC_STATUS_SUCCESS)
+              die(variants[v].name, variants[v].last_error());
           check_cuda(cudaEventRecord(stop, NULL), "event");
           check_cuda(cudaEventSynchronize(stop), "event sync");
           check_cuda(cudaEventElapsedTime(&samples[v][r * iters + it], start, stop), "elapsed");
+          samples[v][r * iters + it] /= (float)chain;
         }
       }
     /* FLOPs: 4 · d per visible (query, key) pair (S and P·V); causal is bottom-right aligned,

@@ -48,8 +48,10 @@ template <typename Out>
 __global__ void __launch_bounds__(ATTN_COMBINE_THREADS) attn_combine_kernel(const fc_combine_problem p) {
   /* The split-KV forward launches this kernel as its programmatic dependent (it may be resident
    * before the forward ends): wait until the forward's partials are complete and visible. A
-   * no-op for an ordinary launch. */
+   * no-op for an ordinary launch. The next call's forward (itself programmatic) may then become
+   * resident as blocks of this grid finish. */
   grid_dependency_wait();
+  grid_dependency_launch_dependents();
   const int lane = threadIdx.x % ATTN_COMBINE_WARP;
   const int64_t rows = static_cast<int64_t>(p.batch) * p.seqlen * p.heads;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * ATTN_COMBINE_WARPS_PER_BLOCK;

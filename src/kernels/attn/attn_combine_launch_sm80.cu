@@ -5,14 +5,13 @@
  * _sm80.cu suffix): it uses no Hopper feature.
  * Check: tests/gpu/gpu_attn_combine.c.
  */
-#include <string.h>
-
 #include <cuda_runtime.h>
 
 #include "flashc.h"
 #include "host/error.h"
 #include "host/problem.h"
 #include "kernels/attn/attn_combine_kernel.cuh"
+#include "kernels/common/launch_programmatic.cuh"
 #include "kernels/launch.h"
 
 namespace {
@@ -22,24 +21,10 @@ constexpr int ATTN_COMBINE_BLOCKS_PER_SM = 16;
 
 template <typename Out>
 cudaError_t launch(const fc_combine_problem& problem, int grid, cudaStream_t stream) {
-  if (!problem.after_forward) {
-    attn_combine_kernel<Out><<<grid, ATTN_COMBINE_THREADS, 0, stream>>>(problem);
-    return cudaGetLastError();
-  }
   /* After the split-KV forward: a programmatic dependent launch (the kernel waits for the
    * forward inside, grid_dependency_wait), so its launch overlaps the forward's tail. */
-  cudaLaunchConfig_t config;
-  memset(&config, 0, sizeof config);
-  cudaLaunchAttribute attribute;
-  memset(&attribute, 0, sizeof attribute);
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  config.gridDim = dim3(static_cast<unsigned>(grid), 1, 1);
-  config.blockDim = dim3(ATTN_COMBINE_THREADS, 1, 1);
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, attn_combine_kernel<Out>, problem);
+  return launch_programmatic(attn_combine_kernel<Out>, dim3(static_cast<unsigned>(grid)), dim3(ATTN_COMBINE_THREADS), 0,
+                             stream, problem.after_forward != 0, problem);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include "kernels/attn/attn_fwd_scheduler.cuh"
 #include "kernels/attn/attn_fwd_stream_k.cuh"
 #include "kernels/common/kernel_attributes.cuh"
+#include "kernels/common/launch_programmatic.cuh"
 #include "kernels/common/ptx.cuh"
 
 /* After a piece's key loop (attn_fwd_stream_k.cuh): a publishing piece hands its O and rows
@@ -99,11 +100,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   }
   __syncthreads();
 
-  /* Split-KV: the combine that merges the partials is launched as a programmatic dependent;
-   * letting it become resident now (it waits for this grid's completion before it reads)
-   * takes its launch latency off the decode step. All CTAs are resident (persistent grid),
-   * so its CTAs cannot displace ours. */
-  if (params.num_splits > 1) grid_dependency_launch_dependents();
+  /* Launched as a programmatic dependent (launch_programmatic.cuh): the previous kernel on the
+   * stream may still be running until here; nothing above touched global memory. Then the next
+   * kernel (the next call, or split-KV's combine) may become resident: it waits for this grid's
+   * completion before it touches memory, and all our CTAs are resident (persistent grid), so
+   * its CTAs cannot displace ours. */
+  grid_dependency_wait();
+  grid_dependency_launch_dependents();
   const int warpgroup = warpgroup_index_uniform();
   if (warpgroup == 0) {
     setmaxnreg_dec<ATTN_FWD_PRODUCER_REGISTERS>();
@@ -175,8 +178,9 @@ cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cuda
   if (!T::STREAM_K && params.sk_first_tile < params.tile_count) return cudaErrorInvalidValue;
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
-  kernel<<<grid, T::THREADS, smem_bytes, stream>>>(params);
-  return cudaGetLastError();
+  error = launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(T::THREADS), smem_bytes, stream, true,
+                              params);
+  return error != cudaSuccess ? error : cudaGetLastError();
 }
 
 #endif

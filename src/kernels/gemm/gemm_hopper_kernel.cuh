@@ -29,6 +29,7 @@
 #include "kernels/common/ptx.cuh"
 #include "kernels/common/ring.cuh"
 #include "kernels/common/kernel_attributes.cuh"
+#include "kernels/common/launch_programmatic.cuh"
 #include "kernels/gemm/gemm_hopper_config.cuh"
 #include "kernels/gemm/gemm_hopper_epilogue.cuh"
 #include "kernels/gemm/gemm_hopper_mainloop.cuh"
@@ -206,6 +207,11 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     gemm_hopper_stream_k_units_of_cta(params.scheduler, units_table);
   }
   __syncthreads();
+  /* A programmatic dependent (launch_programmatic.cuh): the previous kernel on the stream may
+   * run until here (nothing above touched global memory); the next may become resident now
+   * (persistent grid: all our CTAs already are). */
+  grid_dependency_wait();
+  grid_dependency_launch_dependents();
 
   const int warpgroup = warpgroup_index_uniform();
   if (warpgroup == 0) {
@@ -274,8 +280,9 @@ static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, cons
   static_assert(KERNEL_ID < KERNEL_ATTRIBUTE_ID_GEMM_PORTABLE_FIRST, "Hopper kernel ids");
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
   if (error != cudaSuccess) return error;
-  kernel<<<grid, GEMM_HOPPER_THREADS, SMEM_BYTES, stream>>>(params);
-  return cudaGetLastError();
+  error = launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(GEMM_HOPPER_THREADS), SMEM_BYTES, stream,
+                              true, params);
+  return error != cudaSuccess ? error : cudaGetLastError();
 }
 
 /* The four layouts of one (input kind, tile width). */

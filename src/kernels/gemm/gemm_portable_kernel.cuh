@@ -16,6 +16,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/common/kernel_attributes.cuh"
+#include "kernels/common/launch_programmatic.cuh"
+#include "kernels/common/ptx_misc.cuh"
 #include "kernels/gemm/gemm_portable_config.cuh"
 #include "kernels/gemm/gemm_portable_epilogue.cuh"
 #include "kernels/gemm/gemm_portable_mainloop.cuh"
@@ -47,6 +49,11 @@ template <class Tile, bool IsBf16, bool AKMajor, bool BKMajor>
 __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
     gemm_portable_kernel(const gemm_portable_args args) {
   extern __shared__ __align__(128) unsigned char shared[];
+  /* A programmatic dependent on sm_90 (launch_programmatic.cuh; no-ops on older GPUs): the
+   * previous kernel on the stream may run until here. The next may become resident once every
+   * block of this grid has started (so it never holds an SM that one of ours waits for). */
+  grid_dependency_wait();
+  grid_dependency_launch_dependents();
 
   int m0, n0;
   block_tile_origin<Tile>(args, static_cast<int>(blockIdx.x), m0, n0);
@@ -81,8 +88,9 @@ static cudaError_t gemm_portable_launch_variant(const fc_cuda_context* context, 
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, Tile::SHARED_BYTES);
   if (error != cudaSuccess) return error;
   const dim3 grid(static_cast<unsigned>(args.tiles_m * args.tiles_n), static_cast<unsigned>(args.batch_count));
-  kernel<<<grid, Tile::THREADS, Tile::SHARED_BYTES, stream>>>(args);
-  return cudaGetLastError();
+  error = launch_programmatic(kernel, grid, dim3(Tile::THREADS), Tile::SHARED_BYTES, stream, context->cc_major >= 9,
+                              args);
+  return error != cudaSuccess ? error : cudaGetLastError();
 }
 
 /* The four orientations of one (tile, dtype). */
