@@ -227,7 +227,9 @@ bool uses_dynamic_scheduler(const fc_attn_problem* p) {
          p->seqused_k;
 }
 
-constexpr size_t TILE_COUNTER_BYTES = 256; /* one int, padded to an allocation-friendly size */
+/* The dynamic scheduler's counter (an int) and ready flag (8 bytes, 8-aligned inside: a
+ * caller's workspace pointer may be anything), padded to an allocation-friendly size. */
+constexpr size_t TILE_COUNTER_BYTES = 256;
 
 /* num_splits = 0 (automatic), FlashAttention-3's rule in its simplest form: split only when the
  * unsplit tiles fill less than AUTO_SPLIT_FILL_PERCENT of the SMs (FA3's 0.8 wave; a fuller
@@ -637,12 +639,11 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
     params.sk_flags = reinterpret_cast<uint64_t*>(region + layout.sk_slot_bytes);
     params.sk_tag = fc_launch_tag(context);
   }
-  if (uses_dynamic_scheduler(p)) {
-    params.tile_counter = static_cast<int*>(workspace);
-    const cudaError_t error = cudaMemsetAsync(workspace, 0, sizeof(int), static_cast<cudaStream_t>(stream));
-    if (error != cudaSuccess)
-      return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward: clearing the tile counter failed: %s",
-                     cudaGetErrorString(error));
+  if (uses_dynamic_scheduler(p)) { /* no memset: CTA 0 zeroes it (attn_fwd_reset_tile_counter) */
+    uint8_t* counter_area = reinterpret_cast<uint8_t*>(round_up(reinterpret_cast<uintptr_t>(workspace), sizeof(uint64_t)));
+    params.tile_counter_ready = reinterpret_cast<uint64_t*>(counter_area);
+    params.tile_counter = reinterpret_cast<int*>(counter_area + sizeof(uint64_t));
+    params.tile_counter_tag = fc_launch_tag(context);
   }
 #if FLASHC_ATTN_TIMELINE
   {

@@ -207,10 +207,12 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   attn_fwd_tile_coord tile;
   attn_fwd_sequence seq;
   int first, end;
+  attn_fwd_reset_tile_counter(p);
+  bool counter_seen = false;
   if constexpr (!T::STREAM_K) {
     /* The plain kernels keep the loop the masked grids were measured with: the stream-K
      * kernels' loop below cost causal d256 1k 2 % here (H200, 16th session). */
-    for (int linear = blockIdx.x; linear < p.tile_count; linear = attn_fwd_next_tile(p, linear))
+    for (int linear = blockIdx.x; linear < p.tile_count; linear = attn_fwd_next_tile(p, linear, counter_seen))
       if (decode_tile(linear, tile, seq, first, end)) produce_job(tile, seq, first, end, ATTN_FWD_PIECE_WHOLE);
   } else {
     /* One call site for the loads (a second one for the pieces made ptxas spill in the
@@ -223,7 +225,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
       int piece = ATTN_FWD_PIECE_WHOLE;
       if (linear < p.sk_first_tile) {
         const bool visible = decode_tile(linear, tile, seq, first, end);
-        linear = attn_fwd_next_tile(p, linear);
+        linear = attn_fwd_next_tile(p, linear, counter_seen);
         if (!visible) continue;
       } else if (attn_fwd_stream_k_next_piece(p, blockIdx.x, gridDim.x, sk_cursor, next_piece)) {
         tile = attn_fwd_tile_at(p, next_piece.linear);

@@ -49,7 +49,12 @@ struct attn_fwd_params {
    * tail_heads head slots (tail_first_head ..), interleaved query block by query block;
    * tail_first_tile = tile_count: no tail. */
   int tail_first_tile, tail_first_head, tail_heads;
-  int* tile_counter;      /* dynamic scheduling (zeroed before the launch), or NULL: static */
+  /* Dynamic scheduling, or NULL: static. CTA 0 zeroes the counter and then raises
+   * tile_counter_ready to tile_counter_tag (fc_launch_tag); the other CTAs take tickets only
+   * after they saw the tag (attn_fwd_next_tile). Nothing clears them between launches. */
+  int* tile_counter;
+  uint64_t* tile_counter_ready;
+  uint64_t tile_counter_tag;
   /* The stream-K tail (attn_fwd_stream_k.cuh; static scheduling only): tiles from
    * sk_first_tile on are split along their sk_tile_blocks key blocks into runs of units,
    * CTA c's from attn_fwd_stream_k_run_begin(c) (run length and remainder of units / grid);

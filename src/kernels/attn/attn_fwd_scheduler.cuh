@@ -28,8 +28,8 @@
  * Static (uniform tiles): CTA c takes tiles c, c + grid, c + 2·grid, ... — up to
  * sk_first_tile when the stream-K tail splits the last partial round (attn_fwd_stream_k.cuh).
  * Dynamic (causal, local, varlen: tiles of unequal cost): after its first tile (blockIdx.x) a
- * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that the launcher zeroes
- * on the stream. CTAs then stay on neighbouring tiles — unequal tiles no longer let them
+ * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that CTA 0 zeroes at the
+ * start of the launch (attn_fwd_reset_tile_counter, attn_fwd_next_tile). CTAs then stay on neighbouring tiles — unequal tiles no longer let them
  * drift across heads until their K/V overflow L2 (measured: bf16 d128 causal 16k fell from
  * 570 to 422 TFLOP/s with the static order) — and the load is balanced.
  *
@@ -96,10 +96,33 @@ static __device__ __forceinline__ void attn_fwd_split_key_blocks(const attn_fwd_
   *first = split_first;
 }
 
-/* The tile after `linear` for this CTA (producer thread only). */
-static __device__ __forceinline__ int attn_fwd_next_tile(const attn_fwd_params& p, int linear) {
-  if (p.tile_counter) return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
-  return linear + static_cast<int>(gridDim.x);
+/* The dynamic scheduler's counter is zeroed by the kernel, not by a memset before the launch:
+ * a memset is a stream operation between two kernels, so with it the attention kernel could
+ * neither start while the previous kernel finishes (a programmatic launch,
+ * launch_programmatic.cuh) nor skip the memset's own launch. CTA 0's producer zeroes it first
+ * thing (after the grid dependency wait: the previous launch is over) and announces that by
+ * raising the ready flag to this launch's tag, unique up to a 2^-64 chance (fc_launch_tag), so
+ * what an earlier launch left there never reads as ready. The other CTAs wait for the tag
+ * before their first ticket, which they take only after issuing a whole tile's loads: by then
+ * it is up. (A counter claimed through its tag with a 128-bit compare-and-swap instead ran
+ * 3-5x slower at causal 512: the producers' CAS retries serialized, docs/PERF.md.) */
+static __device__ __forceinline__ void attn_fwd_reset_tile_counter(const attn_fwd_params& p) {
+  if (p.tile_counter && blockIdx.x == 0) {
+    *p.tile_counter = 0;
+    store_release_gpu(p.tile_counter_ready, p.tile_counter_tag);
+  }
+}
+
+/* The tile after `linear` for this CTA (producer thread only). counter_seen: whether this CTA
+ * already saw the counter's ready tag (false at the start). */
+static __device__ __forceinline__ int attn_fwd_next_tile(const attn_fwd_params& p, int linear, bool& counter_seen) {
+  if (!p.tile_counter) return linear + static_cast<int>(gridDim.x);
+  if (!counter_seen) {
+    while (load_acquire_gpu(p.tile_counter_ready) != p.tile_counter_tag) {
+    }
+    counter_seen = true;
+  }
+  return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);
 }
 
 #endif
