@@ -142,8 +142,7 @@ def main():
         def on_block(index, round_index, t0, t1, ms):
             if round_index > 0:
                 blocks[names[index]].append(sampler.during(t0, t1))
-        no_grad = torch.no_grad()
-        with no_grad:
+        with torch.no_grad():
             times = time_cuda_sustained([players[n] for n in names], args.block_s, args.rounds, on_block)
         record = {"case": label, "flops": flop, "peer": peer}
         peer_ms = times[names.index("peer")]

@@ -16,6 +16,16 @@ SLOW_CALL_MS = 50.0  # a call this slow is timed with few samples (its spread is
 SLOW_CALL_RUNS = 3
 
 
+def _events_ms_per_call(function, calls, start, end):
+    """`calls` back-to-back calls of `function` between the CUDA events start and end: ms per call."""
+    start.record()
+    for _ in range(calls):
+        function()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / calls
+
+
 def time_cuda_alternating(functions, warmup, runs):
     """Median milliseconds per call of each of `functions`, their samples taken in turn (sample i
     of every function before sample i + 1 of any; the order reversed every other round), so every
@@ -36,12 +46,7 @@ def time_cuda_alternating(functions, warmup, runs):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def sample_ms(function, calls):
-        start.record()
-        for _ in range(calls):
-            function()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / calls
+        return _events_ms_per_call(function, calls, start, end)
 
     probes = []  # (index, probe ms)
     for index, function in enumerate(functions):
@@ -102,12 +107,7 @@ def time_cuda_sustained(functions, block_s, rounds, on_block=None):
         try:
             function()
             torch.cuda.synchronize()
-            start.record()
-            for _ in range(3):
-                function()
-            end.record()
-            end.synchronize()
-            ms = start.elapsed_time(end) / 3
+            ms = _events_ms_per_call(function, 3, start, end)
             calls[index] = max(1, int(block_s * 1000.0 / max(ms, 1e-3)))
         except Exception as error:  # noqa: BLE001 (reported per function)
             results[index] = error
@@ -119,18 +119,13 @@ def time_cuda_sustained(functions, block_s, rounds, on_block=None):
                 continue
             try:
                 t0 = time.time()
-                start.record()
-                for _ in range(calls[index]):
-                    functions[index]()
-                end.record()
-                end.synchronize()
+                ms = _events_ms_per_call(functions[index], calls[index], start, end)
                 t1 = time.time()
             except Exception as error:  # noqa: BLE001
                 results[index] = error
                 samples.pop(index)
                 torch.cuda.synchronize()
                 continue
-            ms = start.elapsed_time(end) / calls[index]
             if round_index > 0:
                 samples[index].append(ms)
             if on_block:

@@ -131,10 +131,11 @@ static int run_chain(flashc_handle_t h, const chain_case* c, chain_buffers* b, s
 
 /* Workspace for every call of the chain (they share it). */
 static size_t chain_workspace_bytes(flashc_handle_t h, const chain_case* c, chain_buffers* b) {
+  static const int algos[] = {FLASHC_GEMM_ALGO_AUTO, FLASHC_GEMM_ALGO_PORTABLE};
   size_t most = 0, bytes = 0;
   flashc_gemm_params g;
-  for (int algo = FLASHC_GEMM_ALGO_AUTO; algo <= FLASHC_GEMM_ALGO_PORTABLE; algo += FLASHC_GEMM_ALGO_PORTABLE) {
-    gemm_params(&g, c, b->x, b->wq, b->q, algo);
+  for (size_t i = 0; i < sizeof algos / sizeof algos[0]; ++i) {
+    gemm_params(&g, c, b->x, b->wq, b->q, algos[i]);
     if (flashc_gemm_workspace_size(h, &g, &bytes) != FLASHC_STATUS_SUCCESS) test_fatal("gemm workspace size");
     if (bytes > most) most = bytes;
   }

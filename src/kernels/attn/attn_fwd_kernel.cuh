@@ -178,9 +178,8 @@ cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cuda
   if (!T::STREAM_K && params.sk_first_tile < params.tile_count) return cudaErrorInvalidValue;
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
-  error = launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(T::THREADS), smem_bytes, stream, true,
-                              params);
-  return error != cudaSuccess ? error : cudaGetLastError();
+  return launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(T::THREADS), smem_bytes, stream, true,
+                             params);
 }
 
 #endif

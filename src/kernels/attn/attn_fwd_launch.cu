@@ -637,14 +637,13 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
     params.sk_run_rest = static_cast<int>(plan.stream_k.units % plan.grid);
     params.sk_partials = reinterpret_cast<float*>(region);
     params.sk_flags = reinterpret_cast<uint64_t*>(region + layout.sk_slot_bytes);
-    params.sk_tag = fc_launch_tag(context);
   }
   if (uses_dynamic_scheduler(p)) { /* no memset: CTA 0 zeroes it (attn_fwd_reset_tile_counter) */
     uint8_t* counter_area = reinterpret_cast<uint8_t*>(round_up(reinterpret_cast<uintptr_t>(workspace), sizeof(uint64_t)));
     params.tile_counter_ready = reinterpret_cast<uint64_t*>(counter_area);
     params.tile_counter = reinterpret_cast<int*>(counter_area + sizeof(uint64_t));
-    params.tile_counter_tag = fc_launch_tag(context);
   }
+  if (plan.stream_k.on || uses_dynamic_scheduler(p)) params.launch_tag = fc_launch_tag(context);
 #if FLASHC_ATTN_TIMELINE
   {
     /* The timeline's entries are the workspace's last ATTN_FWD_TIMELINE_BYTES, 8-byte aligned

@@ -49,21 +49,23 @@ struct attn_fwd_params {
    * tail_heads head slots (tail_first_head ..), interleaved query block by query block;
    * tail_first_tile = tile_count: no tail. */
   int tail_first_tile, tail_first_head, tail_heads;
+  /* This launch's value for the flags it raises in the workspace (the tile counter's ready flag,
+   * the stream-K pieces' flags): unique per launch (fc_launch_tag), so what an earlier launch
+   * left there never reads as raised and nothing clears the flags between launches. */
+  uint64_t launch_tag;
   /* Dynamic scheduling, or NULL: static. CTA 0 zeroes the counter and then raises
-   * tile_counter_ready to tile_counter_tag (fc_launch_tag); the other CTAs take tickets only
-   * after they saw the tag (attn_fwd_next_tile). Nothing clears them between launches. */
+   * tile_counter_ready to launch_tag; the other CTAs take tickets only after they saw it
+   * (attn_fwd_next_tile). */
   int* tile_counter;
   uint64_t* tile_counter_ready;
-  uint64_t tile_counter_tag;
   /* The stream-K tail (attn_fwd_stream_k.cuh; static scheduling only): tiles from
    * sk_first_tile on are split along their sk_tile_blocks key blocks into runs of units,
    * CTA c's from attn_fwd_stream_k_run_begin(c) (run length and remainder of units / grid);
    * sk_first_tile = tile_count: off. Pieces meet in sk_partials (a slot per CTA and consumer)
-   * through sk_flags raised to sk_tag. */
+   * through sk_flags raised to launch_tag. */
   int sk_first_tile, sk_tile_blocks, sk_run_length, sk_run_rest;
   float* sk_partials;
   uint64_t* sk_flags;
-  uint64_t sk_tag;
 
   float softmax_scale_log2; /* log2(e) · scale without softcap; log2(e) with one (scale is inside tanh) */
   float logit_scale;        /* raw score → natural-log logit for the LSE: scale, or 1 after a softcap */

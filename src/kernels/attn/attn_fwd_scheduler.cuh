@@ -29,8 +29,8 @@
  * sk_first_tile when the stream-K tail splits the last partial round (attn_fwd_stream_k.cuh).
  * Dynamic (causal, local, varlen: tiles of unequal cost): after its first tile (blockIdx.x) a
  * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that CTA 0 zeroes at the
- * start of the launch (attn_fwd_reset_tile_counter, attn_fwd_next_tile). CTAs then stay on neighbouring tiles — unequal tiles no longer let them
- * drift across heads until their K/V overflow L2 (measured: bf16 d128 causal 16k fell from
+ * start of the launch (attn_fwd_reset_tile_counter, attn_fwd_next_tile). CTAs then stay on
+ * neighbouring tiles — unequal tiles no longer let them drift across heads until their K/V overflow L2 (measured: bf16 d128 causal 16k fell from
  * 570 to 422 TFLOP/s with the static order) — and the load is balanced.
  *
  * Hand-off: the producer thread picks each tile (skipping varlen query blocks past their
@@ -109,7 +109,7 @@ static __device__ __forceinline__ void attn_fwd_split_key_blocks(const attn_fwd_
 static __device__ __forceinline__ void attn_fwd_reset_tile_counter(const attn_fwd_params& p) {
   if (p.tile_counter && blockIdx.x == 0) {
     *p.tile_counter = 0;
-    store_release_gpu(p.tile_counter_ready, p.tile_counter_tag);
+    store_release_gpu(p.tile_counter_ready, p.launch_tag);
   }
 }
 
@@ -118,8 +118,7 @@ static __device__ __forceinline__ void attn_fwd_reset_tile_counter(const attn_fw
 static __device__ __forceinline__ int attn_fwd_next_tile(const attn_fwd_params& p, int linear, bool& counter_seen) {
   if (!p.tile_counter) return linear + static_cast<int>(gridDim.x);
   if (!counter_seen) {
-    while (load_acquire_gpu(p.tile_counter_ready) != p.tile_counter_tag) {
-    }
+    flag_wait(p.tile_counter_ready, p.launch_tag);
     counter_seen = true;
   }
   return static_cast<int>(gridDim.x) + atomicAdd(p.tile_counter, 1);

@@ -141,7 +141,7 @@ static __device__ __forceinline__ void attn_fwd_stream_k_publish(const attn_fwd_
     __stcg(slot + i * ATTN_FWD_WARPGROUP_THREADS, make_float4(o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]));
   __stcg(slot + T::O_ACCUMULATORS / 4 * ATTN_FWD_WARPGROUP_THREADS,
          make_float4(rows.max[0], rows.max[1], rows.sum[0], rows.sum[1]));
-  group_flag_raise(&p.sk_flags[cta * T::CONSUMERS + consumer], p.sk_tag, ATTN_FWD_BARRIER_EPILOGUE_0 + consumer,
+  group_flag_raise(&p.sk_flags[cta * T::CONSUMERS + consumer], p.launch_tag, ATTN_FWD_BARRIER_EPILOGUE_0 + consumer,
                    ATTN_FWD_WARPGROUP_THREADS, thread);
 }
 
@@ -156,7 +156,7 @@ static __device__ __forceinline__ void attn_fwd_stream_k_collect(const attn_fwd_
   const int grid = static_cast<int>(gridDim.x);
   for (int cta = attn_fwd_stream_k_previous_publisher(p, grid, tile_unit0, cta_index_unhoisted()); cta >= 0;
        cta = attn_fwd_stream_k_previous_publisher(p, grid, tile_unit0, cta)) {
-    group_flag_wait(&p.sk_flags[cta * T::CONSUMERS + consumer], p.sk_tag, ATTN_FWD_BARRIER_EPILOGUE_0 + consumer,
+    group_flag_wait(&p.sk_flags[cta * T::CONSUMERS + consumer], p.launch_tag, ATTN_FWD_BARRIER_EPILOGUE_0 + consumer,
                     ATTN_FWD_WARPGROUP_THREADS, thread);
     const float4* slot = attn_fwd_stream_k_slot<T>(p, cta, consumer, thread);
     const float4 state = __ldcg(slot + T::O_ACCUMULATORS / 4 * ATTN_FWD_WARPGROUP_THREADS);

@@ -26,7 +26,9 @@
 #include <cuda_runtime.h>
 
 /* Launches kernel<<<grid, block, shared_bytes, stream>>>(args...), programmatic when
- * `programmatic` (the caller passes false on GPUs older than sm_90). */
+ * `programmatic` (the caller passes false on GPUs older than sm_90). Returns the launch's
+ * status and clears it from the runtime's last error, as `<<<>>>; return cudaGetLastError();`
+ * did. */
 template <typename... Params, typename... Args>
 static cudaError_t launch_programmatic(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                                        cudaStream_t stream, bool programmatic, const Args&... args) {
@@ -42,7 +44,9 @@ static cudaError_t launch_programmatic(void (*kernel)(Params...), dim3 grid, dim
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = programmatic ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args...);
+  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, args...);
+  const cudaError_t last = cudaGetLastError();
+  return error != cudaSuccess ? error : last;
 }
 
 #endif

@@ -420,13 +420,17 @@ static __device__ __forceinline__ void group_flag_raise(uint64_t* flag, uint64_t
   if (thread == 0) store_release_gpu(flag, tag);
 }
 
-/* The reader's side: thread 0 polls the flag (acquire) until it reads `tag`, then the group
- * meets; its threads may then read what the raising group published, through L2 (ld.global.cg
- * or __ldcg: never a stale L1 line). */
+/* One thread's wait for a flag: polls it (acquire) until it reads `tag`. */
+static __device__ __forceinline__ void flag_wait(const uint64_t* flag, uint64_t tag) {
+  while (load_acquire_gpu(flag) != tag) __nanosleep(GROUP_FLAG_POLL_NS);
+}
+
+/* The reader's side: thread 0 waits for the flag (flag_wait), then the group meets; its
+ * threads may then read what the raising group published, through L2 (ld.global.cg or
+ * __ldcg: never a stale L1 line). */
 static __device__ __forceinline__ void group_flag_wait(const uint64_t* flag, uint64_t tag, uint32_t barrier,
                                                        uint32_t threads, int thread) {
-  if (thread == 0)
-    while (load_acquire_gpu(flag) != tag) __nanosleep(GROUP_FLAG_POLL_NS);
+  if (thread == 0) flag_wait(flag, tag);
   named_barrier_sync(barrier, threads);
 }
 

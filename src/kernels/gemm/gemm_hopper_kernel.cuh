@@ -280,9 +280,8 @@ static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, cons
   static_assert(KERNEL_ID < KERNEL_ATTRIBUTE_ID_GEMM_PORTABLE_FIRST, "Hopper kernel ids");
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
   if (error != cudaSuccess) return error;
-  error = launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(GEMM_HOPPER_THREADS), SMEM_BYTES, stream,
-                              true, params);
-  return error != cudaSuccess ? error : cudaGetLastError();
+  return launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(GEMM_HOPPER_THREADS), SMEM_BYTES, stream,
+                             true, params);
 }
 
 /* The four layouts of one (input kind, tile width). */

@@ -88,9 +88,8 @@ static cudaError_t gemm_portable_launch_variant(const fc_cuda_context* context, 
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, Tile::SHARED_BYTES);
   if (error != cudaSuccess) return error;
   const dim3 grid(static_cast<unsigned>(args.tiles_m * args.tiles_n), static_cast<unsigned>(args.batch_count));
-  error = launch_programmatic(kernel, grid, dim3(Tile::THREADS), Tile::SHARED_BYTES, stream, context->cc_major >= 9,
-                              args);
-  return error != cudaSuccess ? error : cudaGetLastError();
+  return launch_programmatic(kernel, grid, dim3(Tile::THREADS), Tile::SHARED_BYTES, stream, context->cc_major >= 9,
+                             args);
 }
 
 /* The four orientations of one (tile, dtype). */
