@@ -139,6 +139,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
 #define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
+#define ONE_CONSUMER_CASES 8 /* masked d64 cases up to 4096 keys (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
@@ -179,6 +180,7 @@ typedef struct gcase {
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
   int page_size;                                     /* paged KV (0: not paged) */
   int stream_k_sms; /* > 0: the stream-K tail forced on a handle that plans with this many SMs (part 2d) */
+  int plan_sms;     /* > 0: a handle that plans with this many SMs (part 2e: enough tiles per SM) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -680,6 +682,7 @@ static void describe(prepared* pr) {
   if (c->page_size) snprintf(extra, sizeof extra, " paged(page_size %d)", c->page_size);
   if (c->stream_k_sms)
     snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " stream-K forced on %d SMs", c->stream_k_sms);
+  if (c->plan_sms) snprintf(extra + strlen(extra), sizeof extra - strlen(extra), " planned on %d SMs", c->plan_sms);
   char features[128];
   snprintf(features, sizeof features, "%s%s", c->causal ? "causal" : (c->window_left != -1 || c->window_right != -1 ? "local" : "nomask"), window);
   if (c->softcap > 0) snprintf(features + strlen(features), sizeof features - strlen(features), " softcap %g", c->softcap);
@@ -975,9 +978,12 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   size_t workspace_bytes = 0;
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
-  /* Part 2d: every call of the case on a handle that plans with its few SMs, the tail forced. */
+  /* Parts 2d and 2e: every call of the case on a handle that plans with its few SMs (2d: the
+   * tail forced). */
   const int handle_sms = handle->cuda.sm_count, forced_tail = c->stream_k_sms && !g_cpu;
-  if (forced_tail) handle->cuda.sm_count = c->stream_k_sms, handle->cuda.attn_stream_k = 1;
+  const int forced_sms = g_cpu ? 0 : c->stream_k_sms ? c->stream_k_sms : c->plan_sms;
+  if (forced_sms) handle->cuda.sm_count = forced_sms;
+  if (forced_tail) handle->cuda.attn_stream_k = 1;
   if (c->own_workspace && c->expect == EXPECT_OK) {
     status = flashc_attn_fwd_workspace_size(handle, &d, &workspace_bytes);
     if (status != FLASHC_STATUS_SUCCESS) {
@@ -1004,7 +1010,8 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
       CUDA_CHECK(cudaGetLastError());
     }
   }
-  if (forced_tail) handle->cuda.sm_count = handle_sms, handle->cuda.attn_stream_k = 0;
+  handle->cuda.sm_count = handle_sms;
+  if (forced_tail) handle->cuda.attn_stream_k = 0;
   *backend_seconds += now_seconds() - t0;
   int oi = pr->o_mirror, li = pr->lse_mirror;
   if (pass) {
@@ -1095,6 +1102,28 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
   c.index = n;
   set_knobs(&c, &case_rng, 1);
   fit_budget(&c, 1.5e9);
+  c.rng = case_rng;
+  return c;
+}
+
+/* Part 2e: a random case made a masked d64 one (causal, or a local window; softcap kept where
+ * drawn) with at most 4096 keys, on a handle that plans with 1–3 SMs: the launcher runs those
+ * on its one-consumer instances (64-row tiles, three CTAs per SM; attn_fwd_launch.cu,
+ * consumers_for_problem) when they have two tiles per SM, the 64-key one up to 1024 keys
+ * (`narrow`), the 80-key one above. Varlen, paging, splits and the rest as drawn. */
+static gcase masked_d64_case(uint64_t seed, int n, int narrow) {
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = random_case(&case_rng);
+  c.head_dim = c.head_dim_v = 64;
+  const int softcap = c.feature == FEAT_SOFTCAP || c.feature == FEAT_SOFTCAP_MASK;
+  c.feature = softcap ? FEAT_SOFTCAP_MASK : (test_rng_int(&case_rng, 0, 1) ? FEAT_CAUSAL : FEAT_LOCAL);
+  c.seqlen_k = narrow ? random_odd(&case_rng, 1, 1023) : random_odd(&case_rng, 1025, 4095);
+  c.seqlen_q = c.layout == LAYOUT_QKV ? c.seqlen_k : random_odd(&case_rng, 1, 2048);
+  set_feature(&c, &case_rng);
+  c.index = n;
+  set_knobs(&c, &case_rng, 1);
+  fit_budget(&c, 1.5e9);
+  c.plan_sms = test_rng_int(&case_rng, 1, 3);
   c.rng = case_rng;
   return c;
 }
@@ -1190,7 +1219,8 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + STREAM_K_CASES + SPLIT_CASES + 400;
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES +
+                 SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
   const double budget_short = quick ? 3e7 : 3e8, budget_long = 4.5e9;
@@ -1230,10 +1260,11 @@ int main(int argc, char** argv) {
     ++n;
   }
   if (random_cases) printf("part 2: %d random cases\n", n - first_random);
-  /* Unmasked d64 problems that the launcher gives its wider instances (attn_fwd_launch.cu,
-   * consumers_for_problem): long ones (seqlen_q and seqlen_k >= 2048) the 3-consumer (192-row)
-   * one, shorter ones (seqlen_k < 2048, seqlen_q >= 256) the 4-consumer (256-row) one; neither
-   * the covering array nor the random cases reach them reliably. */
+  /* d64 problems that the launcher gives its other instances (attn_fwd_launch.cu,
+   * consumers_for_problem): unmasked long ones (seqlen_q and seqlen_k >= 2048) the 3-consumer
+   * (192-row) one, shorter ones (seqlen_k < 2048, seqlen_q >= 256) the 4-consumer (256-row) one,
+   * masked ones up to 4096 keys the one-consumer (64-row) ones; the covering array and the
+   * random cases do not reach each of them reliably. */
   int first_wide = n;
   if (random_cases) {
     for (int i = 0; i < WIDE_TILE_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 2048, 2700, 2048, 2700);
@@ -1244,6 +1275,9 @@ int main(int argc, char** argv) {
     const int first_stream_k = n;
     for (int i = 0; i < STREAM_K_CASES; ++i, ++n) cases[n] = stream_k_case(seed, n);
     printf("part 2d: %d uniform cases with the stream-K tail forced on 2-7 SMs\n", n - first_stream_k);
+    const int first_one = n;
+    for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = masked_d64_case(seed, n, i % 2);
+    printf("part 2e: %d masked d64 cases up to 4096 keys\n", n - first_one);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {

@@ -30,13 +30,15 @@
 enum attn_input { ATTN_INPUT_F16 = 0, ATTN_INPUT_BF16 = 1 };
 
 constexpr uint32_t ATTN_FWD_SMEM_BYTES_MAX = 227u * 1024u; /* opt-in maximum per block on sm_90 */
+constexpr uint32_t ATTN_FWD_SMEM_BYTES_PER_SM = 228u * 1024u; /* an SM's whole shared memory on sm_90 */
+constexpr uint32_t ATTN_FWD_SMEM_RESERVED_PER_CTA = 1024u;     /* the system's share of it per resident CTA */
 constexpr uint32_t ATTN_FWD_SMEM_ALIGNMENT = 1024u;        /* the 128B swizzle pattern repeat */
 constexpr uint32_t ATTN_FWD_SMEM_BARRIER_BYTES = 256u;
 
 constexpr int ATTN_FWD_WARPGROUP_THREADS = 128;
 constexpr int ATTN_FWD_ROWS_PER_CONSUMER = 64; /* one wgmma m64 */
 constexpr int ATTN_FWD_MAX_CONSUMERS = 4;
-constexpr int ATTN_FWD_REGISTER_FILE = 65536;  /* per SM, and one CTA per SM */
+constexpr int ATTN_FWD_REGISTER_FILE = 65536;  /* per SM, shared by its resident CTAs */
 constexpr int ATTN_FWD_PRODUCER_REGISTERS = 24; /* setmaxnreg's minimum: the producer holds little */
 
 /* Named barriers (0 is __syncthreads). */
@@ -50,6 +52,17 @@ enum attn_fwd_named_barrier {
 };
 static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
 
+
+/* CTAs resident per SM for an instance of `consumers` consumer warpgroups (host and device).
+ * The one-consumer instances (d64: 64-row tiles, for short masked problems) run three
+ * independent CTAs per SM, as many as the registers hold (3 × 256 threads × 80 at launch; the
+ * consumer takes 136 by setmaxnreg): one CTA's tile boundary (Q load, first S, last P·V,
+ * epilogue) then overlaps the others' key loops instead of idling the SM. H200, bf16 causal,
+ * against the 2-consumer instance (18th→19th session): d64 512 / 1k / 2k / 4k +21 / +13 / +8 /
+ * +1 %. The same at d128 (two CTAs of 232-register consumers, 64-key blocks) lost 3–17 %: its
+ * K/V traffic per row doubles and its longer blocks hide the boundary already. Every other
+ * instance is one CTA per SM. */
+static __host__ __device__ constexpr int attn_fwd_ctas_per_sm(int consumers) { return consumers == 1 ? 3 : 1; }
 
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
  * else 64B (d = 96: 192-byte rows are three 64-byte blocks). */
@@ -72,7 +85,11 @@ struct attn_fwd_tile {
    * to a multiple of 8: 168 for 384 threads, 128 for 512); a setmaxnreg.inc beyond that pool
    * never returns (a hang, not an error), so the split must fit it: 128·24 + 256·240 = 64512
    * with 2 consumers, 128·24 + 384·160 = 64512 with 3. */
-  static constexpr int LAUNCH_REGISTERS = (ATTN_FWD_REGISTER_FILE / THREADS) / 8 * 8;
+  static constexpr int CTAS_PER_SM = attn_fwd_ctas_per_sm(Consumers);
+  static constexpr int LAUNCH_REGISTERS = (ATTN_FWD_REGISTER_FILE / (THREADS * CTAS_PER_SM)) / 8 * 8;
+  /* Shared memory one CTA may take with CTAS_PER_SM of them resident. */
+  static constexpr uint32_t SMEM_BYTES_LIMIT =
+      CTAS_PER_SM == 1 ? ATTN_FWD_SMEM_BYTES_MAX : ATTN_FWD_SMEM_BYTES_PER_SM / CTAS_PER_SM - ATTN_FWD_SMEM_RESERVED_PER_CTA;
   static constexpr int CONSUMER_REGISTERS_FIT =
       ((THREADS * LAUNCH_REGISTERS - ATTN_FWD_WARPGROUP_THREADS * ATTN_FWD_PRODUCER_REGISTERS) / CONSUMER_THREADS) /
       8 * 8;
@@ -119,10 +136,10 @@ struct attn_fwd_tile {
    * attn_fwd_epilogue.cuh): +1.4–2.7 % at 1k keys. Not for the 3-consumer instance, whose
    * 128-register budget made ptxas spill 4 bytes (in the mask code) with it: it keeps one
    * 4-byte store per accumulator pair. */
-  static constexpr bool STMATRIX_O_STAGING = Consumers == 2 || Consumers == 4;
+  static constexpr bool STMATRIX_O_STAGING = Consumers != 3;
   /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
    * where it lost (registers). */
-  static constexpr bool SOFTMAX_MAX_TREE = Consumers == 2;
+  static constexpr bool SOFTMAX_MAX_TREE = Consumers <= 2;
   /* Row sums in two interleaved partial sums (two dependent FADD chains of half the length):
    * the 3-consumer instance +1–2 % (H200, 11th session); the two-consumer ones lost 1–2 %. */
   static constexpr bool SOFTMAX_SPLIT_SUM = Consumers == 3;
@@ -131,7 +148,7 @@ struct attn_fwd_tile {
    * masks only the seqlen_k tail (the per-block window test cost ~7 % of its consumers' samples,
    * ncu, d64 16k). The 4-consumer instance with windows spilled 28 bytes and ran causal d64
    * 4–8 % slower than the 2-consumer one at 512–1k (14th session). */
-  static constexpr bool WINDOWS = Consumers == 2;
+  static constexpr bool WINDOWS = Consumers <= 2;
   /* The epilogue reads its tile's coordinates from the job in shared memory again after the key
    * loop (attn_fwd_kernel.cuh) instead of holding them in registers through it: the 4-consumer
    * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
@@ -186,7 +203,7 @@ struct attn_fwd_tile {
   static constexpr uint32_t V_OFFSET = K_OFFSET + STAGES * K_STAGE_BYTES;
   static constexpr uint32_t KV_END = V_OFFSET + STAGES * V_STAGE_BYTES;
   static constexpr bool O_SEPARATE =
-      ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + BARRIER_BYTES <= ATTN_FWD_SMEM_BYTES_MAX;
+      ATTN_FWD_SMEM_ALIGNMENT + KV_END + O_BYTES + BARRIER_BYTES <= SMEM_BYTES_LIMIT;
   static constexpr bool O_IN_V_SLOT = !O_SEPARATE;
   static constexpr int O_PASS_BLOCKS = O_SEPARATE ? V_BLOCKS : static_cast<int>(V_STAGE_BYTES / O_BLOCK_BYTES);
   static constexpr int O_PASSES = (V_BLOCKS + O_PASS_BLOCKS - 1) / O_PASS_BLOCKS;
@@ -212,7 +229,7 @@ struct attn_fwd_tile {
   static_assert(Q_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 && K_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0 &&
                     V_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,
                 "every TMA box lands on a swizzle-pattern boundary");
-  static_assert(SMEM_BYTES <= ATTN_FWD_SMEM_BYTES_MAX, "shared memory budget");
+  static_assert(SMEM_BYTES <= SMEM_BYTES_LIMIT, "shared memory budget");
 };
 
 #endif

@@ -15,10 +15,11 @@
  * d128 16k 556 → 570 TFLOP/s with 160 over 128, d64 16k 388 → 418 with 192; at 1k the narrow
  * blocks win by ~8 %.
  *
- * Consumer warpgroups (the fourth entry; BLOCK_M = 64 × that): 2, or 3 for d64's extra
- * instance (192-row tiles, 112-key blocks: 160 registers per consumer thread), which the
- * launcher uses for long problems without a mask (consumers_for_problem). A width belongs to
- * one consumer count per (d, d_v), so (d, d_v, BLOCK_N) still names an instance.
+ * Consumer warpgroups (the fourth entry; BLOCK_M = 64 × that): 2; for d64 also 3 (192-row
+ * tiles, 112-key blocks: 160 registers per consumer thread) and 4 (256-row tiles, 64-key
+ * blocks), which the launcher uses for long and short problems without a mask, and 1 (64-row
+ * tiles, three CTAs per SM: attn_fwd_ctas_per_sm) for short masked ones (consumers_for_problem).
+ * (d, d_v, BLOCK_N, consumers) names an instance: d64 has 64-key blocks with 1 and with 4.
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
 #define FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
@@ -36,6 +37,8 @@
   X(64, 64, 192, 2)           \
   X(64, 64, 112, 3)           \
   X(64, 64, 64, 4)            \
+  X(64, 64, 64, 1)            \
+  X(64, 64, 80, 1)            \
   X(96, 96, 128, 2)           \
   X(128, 128, 128, 2)         \
   X(128, 128, 160, 2)         \

@@ -54,7 +54,8 @@ static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_para
 }
 
 template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
-__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::THREADS, 1)
+__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::THREADS,
+                                  attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::CTAS_PER_SM)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
   using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
   extern __shared__ uint8_t attn_smem_raw[];

@@ -73,6 +73,19 @@ constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
  * 3-consumer one from 2k on −0.5 to −10 %. Below 256 queries a 256-row tile is mostly padding. */
 constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
 
+/* Masked problems (causal, local) with at most this many keys run on the one-consumer
+ * instances (64-row tiles, three CTAs per SM: attn_fwd_ctas_per_sm) where one is built: 64-key
+ * blocks up to ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys, 80-key blocks above. H200, d64 bf16
+ * causal against the 2-consumer instance (19th session, ab_attn): 64-key blocks 512 / 1k / 2k /
+ * 4k +21 / +13 / +6 / −3 %, 80-key blocks +13 / +11 / +8 / +1 %. Unmasked problems keep the
+ * 4- and 3-consumer instances: one consumer lost 10–16 % to them at 512–4k. */
+constexpr int ONE_CONSUMER_MAX_SEQLEN_K = 4096;
+constexpr int ONE_CONSUMER_NARROW_MAX_SEQLEN_K = 1024;
+/* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
+ * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
+ * slower on it than on the 2-consumer instance. */
+constexpr int64_t ONE_CONSUMER_MIN_TILES_PER_SM = 2;
+
 /* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
  * Whole blocks inside one page (page_size a multiple of block_n), or whole pages inside one
  * block (block_n a multiple of page_size, itself a multiple of 8 so that every page's box
@@ -85,68 +98,91 @@ bool pages_fit_block(int page_size, int block_n) {
 /* The key-block width for (d, d_v), the consumer count, seqlen_k and the page size (0: not
  * paged): among the built widths of that consumer count that fit the pages, the one that
  * minimizes blocks × (BLOCK_N + per-block overhead), i.e. padding of the last block against
- * the fixed cost of each. Ties go to the wider. 0 when none is built or fits. A width belongs
- * to one consumer count per (d, d_v), so (d, d_v, BLOCK_N) names an instance. */
+ * the fixed cost of each. Ties go to the wider. 0 when none is built or fits. The one-consumer
+ * instances, whose masked 64-row tiles the model does not describe, take the narrowest up to
+ * ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys and the widest above (measured, see there). */
 int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int page_size) {
   const int64_t keys = seqlen_k > 0 ? seqlen_k : 1;
   const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
+  const bool narrowest = keys <= ONE_CONSUMER_NARROW_MAX_SEQLEN_K;
   int best = 0;
   int64_t best_cost = 0;
-#define ATTN_FWD_COST(d, dv, n, c)                                                         \
-  if (head_dim == d && head_dim_v == dv && consumers == c && pages_fit_block(page_size, n)) { \
-    const int64_t cost = (keys + n - 1) / n * (n + overhead);                   \
-    if (best == 0 || cost <= best_cost) best = n, best_cost = cost;             \
+#define ATTN_FWD_COST(d, dv, n, c)                                                              \
+  if (head_dim == d && head_dim_v == dv && consumers == c && pages_fit_block(page_size, n)) {      \
+    const int64_t cost = c == 1 ? (narrowest ? n : -n) : (keys + n - 1) / n * (n + overhead);     \
+    if (best == 0 || cost <= best_cost) best = n, best_cost = cost;                               \
   }
   ATTN_FWD_INSTANCES(ATTN_FWD_COST)
 #undef ATTN_FWD_COST
   return best;
 }
 
-/* Consumer warpgroups for problem p: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a
- * 3-consumer instance is built for (d, d_v), 4 where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds
- * and a 4-consumer instance is built, else 2. Never 3 or 4 for a problem with a window: those
- * instances mask only the seqlen_k tail (attn_fwd_tile::WINDOWS). */
-int consumers_for_problem(const fc_attn_problem* p) {
-  if (p->window_left >= 0 || p->window_right >= 0) return 2;
+int pack_shift_for(const fc_attn_problem* p, int block_m);
+
+/* Consumer warpgroups for problem p: for a problem with a window (causal or local), 1 where
+ * ONE_CONSUMER_MAX_SEQLEN_K's rules hold and a one-consumer instance is built for (d, d_v),
+ * else 2 (the 3- and 4-consumer instances mask only the seqlen_k tail: attn_fwd_tile::WINDOWS).
+ * Without: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a 3-consumer instance is built, 4
+ * where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds and a 4-consumer instance is built, else 2. */
+int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
+  if (p->window_left >= 0 || p->window_right >= 0) {
+    if (p->seqlen_k > ONE_CONSUMER_MAX_SEQLEN_K || block_n_for(p->head_dim, p->head_dim_v, 1, p->seqlen_k, 0) == 0)
+      return 2;
+    const int shift = pack_shift_for(p, ATTN_FWD_ROWS_PER_CONSUMER); /* (as plan_for counts the tiles) */
+    const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << shift;
+    const int64_t tiles = (packed_rows + ATTN_FWD_ROWS_PER_CONSUMER - 1) / ATTN_FWD_ROWS_PER_CONSUMER *
+                          (p->heads_q >> shift) * p->batch;
+    return tiles >= ONE_CONSUMER_MIN_TILES_PER_SM * static_cast<int64_t>(fc_sm_count(context)) ? 1 : 2;
+  }
   const int consumers = p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? (p->seqlen_q >= WIDE_TILE_MIN_SEQLEN ? 3 : 2)
                                                              : (p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q ? 4 : 2);
   return consumers != 2 && block_n_for(p->head_dim, p->head_dim_v, consumers, p->seqlen_k, 0) != 0 ? consumers : 2;
 }
 
-/* The key-block width for problem p (consumers_for_problem's count, or 2 when paged KV fits
- * only those widths); 0 when no built width fits its pages. */
-int block_n_for_problem(const fc_attn_problem* p) {
+/* The instance for problem p, (d, d_v) aside: its consumer count (consumers_for_problem's, or
+ * 2 when paged KV fits only those widths) and key-block width; block_n = 0 when no built width
+ * fits its pages. */
+struct instance_choice {
+  int consumers, block_n;
+};
+
+instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   const int page_size = p->page_table ? p->page_size : 0;
-  const int consumers = consumers_for_problem(p);
-  int block_n = block_n_for(p->head_dim, p->head_dim_v, consumers, p->seqlen_k, page_size);
-  if (block_n == 0 && consumers != 2) block_n = block_n_for(p->head_dim, p->head_dim_v, 2, p->seqlen_k, page_size);
-  return block_n;
+  instance_choice choice;
+  choice.consumers = consumers_for_problem(p, context);
+  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, p->seqlen_k, page_size);
+  if (choice.block_n == 0 && choice.consumers != 2) {
+    choice.consumers = 2;
+    choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, p->seqlen_k, page_size);
+  }
+  return choice;
 }
 
-/* Consumer warpgroups of the instance for (d, d_v, BLOCK_N) (its BLOCK_M is 64 times that). */
-int consumers_for(int head_dim, int head_dim_v, int block_n) {
-#define ATTN_FWD_CONSUMERS(d, dv, n, c) \
-  if (head_dim == d && head_dim_v == dv && block_n == n) return c;
-  ATTN_FWD_INSTANCES(ATTN_FWD_CONSUMERS)
-#undef ATTN_FWD_CONSUMERS
-  return 0;
+/* Is (d, d_v, BLOCK_N, consumers) built (ATTN_FWD_INSTANCES)? */
+bool instance_built(int head_dim, int head_dim_v, int block_n, int consumers) {
+#define ATTN_FWD_BUILT(d, dv, n, c) \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) return true;
+  ATTN_FWD_INSTANCES(ATTN_FWD_BUILT)
+#undef ATTN_FWD_BUILT
+  return false;
 }
 
-/* Is (d, d_v, BLOCK_N) also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES)? */
-bool stream_k_built(int head_dim, int head_dim_v, int block_n) {
+/* Is (d, d_v, BLOCK_N, consumers) also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES)? */
+bool stream_k_built(int head_dim, int head_dim_v, int block_n, int consumers) {
 #define ATTN_FWD_SK_BUILT(d, dv, n, c) \
-  if (head_dim == d && head_dim_v == dv && block_n == n) return true;
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) return true;
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_SK_BUILT)
 #undef ATTN_FWD_SK_BUILT
   return false;
 }
 
-/* The kernel for (dtype, d, d_v, BLOCK_N), with or without the stream-K tail, or NULL when it
- * is not built. */
-attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n, bool stream_k) {
+/* The kernel for (dtype, d, d_v, BLOCK_N, consumers), with or without the stream-K tail, or
+ * NULL when it is not built. */
+attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n, int consumers,
+                               bool stream_k) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
 #define ATTN_FWD_PICK_KIND(d, dv, n, c, sk)                                                                       \
-  if (head_dim == d && head_dim_v == dv && block_n == n && stream_k == sk)                                        \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k == sk)                      \
     return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, sk> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, sk>;
 #define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, false)
 #define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, true)
@@ -164,9 +200,9 @@ struct tile_info {
   fc_tensor_map_swizzle qk_swizzle, v_swizzle;
 };
 
-tile_info tile_for(int head_dim, int head_dim_v, int block_n) {
+tile_info tile_for(int head_dim, int head_dim_v, int block_n, int consumers) {
   tile_info t;
-  t.block_m = consumers_for(head_dim, head_dim_v, block_n) * ATTN_FWD_ROWS_PER_CONSUMER;
+  t.block_m = instance_built(head_dim, head_dim_v, block_n, consumers) ? consumers * ATTN_FWD_ROWS_PER_CONSUMER : 0;
   t.block_n = block_n;
   const smem_swizzle qk = attn_fwd_swizzle(head_dim * 2), v = attn_fwd_swizzle(head_dim_v * 2);
   t.qk_swizzle = static_cast<fc_tensor_map_swizzle>(static_cast<int>(qk));
@@ -241,8 +277,17 @@ constexpr int AUTO_SPLIT_FILL_PERCENT = 80;
 constexpr int AUTO_SPLIT_MIN_KEY_BLOCKS = 2;
 constexpr int AUTO_SPLIT_MAX = 128;
 
+/* Resident CTAs of an instance with `consumers` consumer warpgroups over the whole GPU
+ * (SMs × attn_fwd_ctas_per_sm): the persistent grid's size, and the tail order's unit. */
+int64_t cta_slots(const fc_cuda_context* context, int consumers) {
+  return static_cast<int64_t>(fc_sm_count(context)) * attn_fwd_ctas_per_sm(consumers);
+}
+
 /* Split count for a problem of `tiles` unsplit tiles with key blocks of block_n keys: the
- * caller's num_splits, or the automatic rule above for num_splits = 0. */
+ * caller's num_splits, or the automatic rule above for num_splits = 0. Its wave is one tile
+ * per SM even for the one-consumer instances (three CTAs per SM): filling their CTA slots
+ * instead split a causal GQA problem of 16 queries × 4 heads per tile, 4k keys, 3 ways where
+ * the 2-consumer instance ran it whole, and lost 3 % to it (H200, 19th session). */
 int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int block_n) {
   if (!p->num_splits_auto) return p->num_splits;
   const int64_t sms = fc_sm_count(context);
@@ -258,7 +303,8 @@ int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context,
  * the last head slots interleaved so that the grid ends on the shortest tiles. Its size: about
  * TAIL_TILES_PER_SM tiles per SM (a greedy-schedule simulation of the causal grids, 512 to
  * 16k keys, d64-d256: ~3 tiles per SM keeps the SMs busy to 96-99.6 % of the makespan where
- * longest-first per head gives 88-97 %; smaller tails end on a mix of lengths again), and at
+ * longest-first per head gives 88-97 %; smaller tails end on a mix of lengths again; per CTA
+ * slot for the one-consumer instances, three CTAs per SM), and at
  * most as many heads as have their K and V within TAIL_L2_BUDGET_BYTES (the tail's heads are
  * all in flight at once; half of the H100/H200's 50 MB L2). */
 constexpr int64_t TAIL_TILES_PER_SM = 3;
@@ -268,12 +314,12 @@ struct tail_order {
   int first_tile, first_head, heads;
 };
 
-tail_order tail_order_for(const fc_attn_problem* p, const fc_cuda_context* context, int64_t m_blocks,
-                          int64_t head_slots, int64_t tile_count, int splits) {
+tail_order tail_order_for(const fc_attn_problem* p, const fc_cuda_context* context, int consumers,
+                          int64_t m_blocks, int64_t head_slots, int64_t tile_count, int splits) {
   const tail_order none = {static_cast<int>(tile_count), 0, 1};
   if (p->window_right < 0 || splits > 1 || m_blocks <= 0 || head_slots <= 1) return none;
-  const int64_t sms = fc_sm_count(context);
-  int64_t heads = (TAIL_TILES_PER_SM * sms + m_blocks - 1) / m_blocks;
+  const int64_t slots = cta_slots(context, consumers);
+  int64_t heads = (TAIL_TILES_PER_SM * slots + m_blocks - 1) / m_blocks;
   const int64_t kv_bytes_per_head = static_cast<int64_t>(p->seqlen_k) * (p->head_dim + p->head_dim_v) *
                                     static_cast<int64_t>(flashc_dtype_size(p->dtype));
   const int64_t heads_in_budget = kv_bytes_per_head > 0 ? TAIL_L2_BUDGET_BYTES / kv_bytes_per_head : head_slots;
@@ -346,10 +392,10 @@ struct stream_k_plan {
 
 /* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
  * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count, the
- * split count, the persistent grid (a CTA per SM, at most one per tile of every split) and the
+ * split count, the persistent grid (a CTA per slot, cta_slots, at most one per tile of every split) and the
  * stream-K tail. Shared by the workspace query and the launch so that both agree. */
 struct tile_plan {
-  int block_n;
+  int block_n, consumers;
   tile_info tile;
   int pack_shift;
   int64_t packed_rows, m_blocks, tiles; /* tiles: unsplit */
@@ -371,10 +417,10 @@ constexpr double STREAM_K_HANDOVER_BLOCKS = 1.0;
 constexpr double STREAM_K_MIN_GAIN = 0.01;
 
 stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int splits,
-                            int block_n, int64_t grid) {
+                            int block_n, int consumers, int64_t grid) {
   stream_k_plan plan = {false, tiles, 0, 0};
   const int mode = context->attn_stream_k;
-  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n))
+  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n, consumers))
     return plan;
   if (grid <= 0) return plan;
   const int64_t rest = tiles % grid, rounds = tiles / grid;
@@ -397,8 +443,10 @@ stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* con
 
 tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   tile_plan plan;
-  plan.block_n = block_n_for_problem(p);
-  plan.tile = tile_for(p->head_dim, p->head_dim_v, plan.block_n);
+  const instance_choice instance = instance_for_problem(p, context);
+  plan.block_n = instance.block_n;
+  plan.consumers = instance.consumers;
+  plan.tile = tile_for(p->head_dim, p->head_dim_v, plan.block_n, plan.consumers);
   if (plan.tile.block_m == 0) { /* no instance (fc_attn_fwd_hopper_check refuses it): no tiles */
     plan.pack_shift = 0;
     plan.packed_rows = plan.m_blocks = plan.tiles = 0;
@@ -412,9 +460,10 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   plan.m_blocks = (plan.packed_rows + plan.tile.block_m - 1) / plan.tile.block_m;
   plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
-  const int64_t split_tiles = plan.tiles * plan.num_splits, sms = fc_sm_count(context);
-  plan.grid = split_tiles < sms ? split_tiles : sms;
-  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.grid);
+  const int64_t split_tiles = plan.tiles * plan.num_splits;
+  const int64_t slots = cta_slots(context, plan.consumers);
+  plan.grid = split_tiles < slots ? split_tiles : slots;
+  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.consumers, plan.grid);
   return plan;
 }
 
@@ -513,7 +562,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* p, cons
              "softmax_scale %g: the GPU kernel's online softmax assumes a positive scale", (double)p->softmax_scale);
     return FLASHC_STATUS_NOT_SUPPORTED;
   }
-  if (p->page_table && block_n_for_problem(p) == 0) {
+  if (p->page_table && instance_for_problem(p, context).block_n == 0) {
     snprintf(why_not->text, sizeof why_not->text,
              "page_size %d: the GPU kernel loads key blocks whole, so page_size must be a multiple of 8 that divides "
              "one of the key-block widths built for head dims (%d, %d), or a multiple of one (128 works for every "
@@ -603,7 +652,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.tile_count = static_cast<int>(tiles);
   params.reverse_m_order = p->window_right >= 0;
   const tail_order tail =
-      tail_order_for(p, context, plan.m_blocks, static_cast<int64_t>(params.tile_heads) * p->batch, tiles, splits);
+      tail_order_for(p, context, plan.consumers, plan.m_blocks, static_cast<int64_t>(params.tile_heads) * p->batch, tiles, splits);
   params.tail_first_tile = tail.first_tile;
   params.tail_first_head = tail.first_head;
   params.tail_heads = tail.heads;
@@ -658,7 +707,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
 #endif
   /* The plan's grid: the stream-K runs were cut for exactly this many CTAs. */
-  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.stream_k.on)(
+  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.consumers, plan.stream_k.on)(
       params, static_cast<int>(plan.grid), static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));
