@@ -99,11 +99,12 @@ struct attn_fwd_tile {
                     THREADS * LAUNCH_REGISTERS,
                 "register budget: the setmaxnreg split must fit the registers the CTA was launched with");
   static constexpr int BLOCK_N = BlockN;
-  /* K/V ring depth. Two everywhere but the 4-consumer instance, whose 64-key blocks come twice
-   * as often: a third stage there +1.8 % at 512, +0.6 % at 1k, ±0 at 1536; a fourth no better
-   * (H200, 14th session). Deeper rings for the 2-consumer instances: d64 ±0 at 1k, −2 to −3 %
-   * at 4k/16k (5th session). */
-  static constexpr int STAGES = Consumers == 4 ? 3 : 2;
+  /* K/V ring depth. Two everywhere but the 64-key instances, whose blocks come twice as often:
+   * a third stage for the 4-consumer one +1.8 % at 512, +0.6 % at 1k, ±0 at 1536; a fourth no
+   * better (H200, 14th session); for the one-consumer one (three such CTAs still fit an SM; the
+   * 80-key one's would not) causal 512 +1.1 %, 1k–4k ±0.1 % (19th session). Deeper rings for
+   * the 2-consumer instances: d64 ±0 at 1k, −2 to −3 % at 4k/16k (5th session). */
+  static constexpr int STAGES = Consumers == 4 || (Consumers == 1 && BlockN == 64) ? 3 : 2;
   /* The barrier area: the ring's 4 · STAGES barriers and Q's two, the jobs and the softmax pins
    * (static_assert in attn_fwd_kernel.cuh); 256 bytes hold a two-stage ring's. */
   static constexpr uint32_t BARRIER_BYTES = STAGES > 2 ? 2u * ATTN_FWD_SMEM_BARRIER_BYTES : ATTN_FWD_SMEM_BARRIER_BYTES;
