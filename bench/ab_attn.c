@@ -7,12 +7,14 @@
  * bench_attn.py's job.
  *
  *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16]
- *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits]]]] ... NAME=LIBRARY ...
+ *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]] ... NAME=LIBRARY ...
  *
  * seqlen is the key length (and the query length unless seqlen_q is given); heads_kv (0 =
  * heads) makes it GQA/MQA, e.g. a decode step with pack-GQA: --case 128,8192,32,32,0,4,1.
  * num_splits (default 1; 0 = automatic) is split-KV: --case 128,8192,1,32,0,4,1,0 against
- * --case 128,8192,1,32,0,4,1,1 times one decode step split and unsplit.
+ * --case 128,8192,1,32,0,4,1,1 times one decode step split and unsplit. window ≥ 0 (default −1)
+ * makes it a sliding window of that many keys back and none ahead (window_left, window_right =
+ * 0), e.g. --case 64,4096,4,32,0,32,4096,1,256.
  *
  * Each timed call follows an L2 flush (a 256 MB memset outside the events). With --chain N a
  * sample is N calls back to back between the events (one flush before them), timed per call:
@@ -58,7 +60,7 @@ typedef struct variant {
 } variant;
 
 typedef struct attn_case {
-  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits;
+  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits, window;
 } attn_case;
 
 static void* symbol(void* library, const char* name) {
@@ -101,10 +103,11 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
-      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0, c->num_splits = 1;
-      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch, &c->heads,
-                                            &c->causal, &c->heads_kv, &c->seqlen_q, &c->num_splits) < 4)
-        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits]]]]", argv[i]);
+      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0, c->num_splits = 1, c->window = -1;
+      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch,
+                                            &c->heads, &c->causal, &c->heads_kv, &c->seqlen_q, &c->num_splits,
+                                            &c->window) < 4)
+        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]", argv[i]);
       if (c->heads_kv <= 0) c->heads_kv = c->heads;
       if (c->seqlen_q <= 0) c->seqlen_q = c->seqlen;
       if (c->d <= 0 || c->seqlen <= 0 || c->batch <= 0 || c->heads <= 0 || c->heads % c->heads_kv != 0)
@@ -169,6 +172,7 @@ int main(int argc, char** argv) {
       p->head_dim = k->d;
       p->q = q, p->k = kk, p->v = vv, p->o = o, p->lse = lse;
       p->causal = k->causal;
+      if (k->window >= 0) p->window_left = k->window, p->window_right = 0;
       p->num_splits = k->num_splits;
       size_t bytes = 0;
       if (variants[v].workspace_size(variants[v].handle, p, &bytes) != FLASHC_STATUS_SUCCESS)
@@ -199,15 +203,18 @@ int main(int argc, char** argv) {
         }
       }
     /* FLOPs: 4 · d per visible (query, key) pair (S and P·V); causal is bottom-right aligned,
-     * so query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k). */
+     * so query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k), and a window at most
+     * window + 1 of them. */
     double pairs = 0;
     for (int i = 0; i < k->seqlen_q; ++i) {
-      const int visible = k->causal ? k->seqlen - k->seqlen_q + i + 1 : k->seqlen;
+      int visible = k->causal || k->window >= 0 ? k->seqlen - k->seqlen_q + i + 1 : k->seqlen;
+      if (k->window >= 0 && visible > k->window + 1) visible = k->window + 1;
       pairs += visible < 0 ? 0 : visible > k->seqlen ? k->seqlen : visible;
     }
     const double flops = 4.0 * pairs * k->d * k->heads * k->batch;
     char label[64];
     snprintf(label, sizeof label, "d%d s%d b%d h%d%s", k->d, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
+    if (k->window >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " window%d", k->window);
     if (k->heads_kv != k->heads || k->seqlen_q != k->seqlen)
       snprintf(label + strlen(label), sizeof label - strlen(label), " kv%d q%d", k->heads_kv, k->seqlen_q);
     if (k->num_splits != 1)

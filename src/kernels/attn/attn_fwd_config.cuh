@@ -58,7 +58,7 @@ static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
  * independent CTAs per SM, as many as the registers hold (3 × 256 threads × 80 at launch; the
  * consumer takes 136 by setmaxnreg): one CTA's tile boundary (Q load, first S, last P·V,
  * epilogue) then overlaps the others' key loops instead of idling the SM. H200, bf16 causal,
- * against the 2-consumer instance (18th→19th session): d64 512 / 1k / 2k / 4k +21 / +13 / +8 /
+ * against the 2-consumer instance (19th session): d64 512 / 1k / 2k / 4k +21 / +13 / +8 /
  * +1 %. The same at d128 (two CTAs of 232-register consumers, 64-key blocks) lost 3–17 %: its
  * K/V traffic per row doubles and its longer blocks hide the boundary already. Every other
  * instance is one CTA per SM. */
@@ -82,7 +82,8 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_M = Consumers * ATTN_FWD_ROWS_PER_CONSUMER;
   /* setmaxnreg: the producer needs few registers, consumers hold O, S and P. The CTA owns what
    * it was launched with, THREADS × LAUNCH_REGISTERS (the register file / THREADS rounded down
-   * to a multiple of 8: 168 for 384 threads, 128 for 512); a setmaxnreg.inc beyond that pool
+   * to a multiple of 8: 168 for 384 threads, 128 for 512; with CTAS_PER_SM CTAs sharing the
+   * file, its share: 80 for the one-consumer instance's 3 × 256); a setmaxnreg.inc beyond that pool
    * never returns (a hang, not an error), so the split must fit it: 128·24 + 256·240 = 64512
    * with 2 consumers, 128·24 + 384·160 = 64512 with 3. */
   static constexpr int CTAS_PER_SM = attn_fwd_ctas_per_sm(Consumers);
@@ -139,7 +140,8 @@ struct attn_fwd_tile {
    * 4-byte store per accumulator pair. */
   static constexpr bool STMATRIX_O_STAGING = Consumers != 3;
   /* Row maxima by a pairwise tree (attn_block_row_max): not for the 3-consumer instance,
-   * where it lost (registers). */
+   * where it lost (registers). The one-consumer instances take it and stmatrix above as the
+   * 2-consumer ones do (not measured without). */
   static constexpr bool SOFTMAX_MAX_TREE = Consumers <= 2;
   /* Row sums in two interleaved partial sums (two dependent FADD chains of half the length):
    * the 3-consumer instance +1–2 % (H200, 11th session); the two-consumer ones lost 1–2 %. */

@@ -285,9 +285,10 @@ int64_t cta_slots(const fc_cuda_context* context, int consumers) {
 
 /* Split count for a problem of `tiles` unsplit tiles with key blocks of block_n keys: the
  * caller's num_splits, or the automatic rule above for num_splits = 0. Its wave is one tile
- * per SM even for the one-consumer instances (three CTAs per SM): filling their CTA slots
- * instead split a causal GQA problem of 16 queries × 4 heads per tile, 4k keys, 3 ways where
- * the 2-consumer instance ran it whole, and lost 3 % to it (H200, 19th session). */
+ * per SM, as it was calibrated, for the one-consumer instances (three CTAs per SM) too:
+ * counting their CTA slots instead split a causal GQA problem of 128 tiles 3 ways, and that
+ * gained nothing (H200, 19th session: −3 % split, −2.7 % unsplit, both against the 2-consumer
+ * instance, which ONE_CONSUMER_MIN_TILES_PER_SM now leaves it on). */
 int splits_for_problem(const fc_attn_problem* p, const fc_cuda_context* context, int64_t tiles, int block_n) {
   if (!p->num_splits_auto) return p->num_splits;
   const int64_t sms = fc_sm_count(context);
@@ -392,8 +393,8 @@ struct stream_k_plan {
 
 /* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
  * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count, the
- * split count, the persistent grid (a CTA per slot, cta_slots, at most one per tile of every split) and the
- * stream-K tail. Shared by the workspace query and the launch so that both agree. */
+ * split count, the persistent grid (a CTA per slot, cta_slots; at most one per tile of every
+ * split) and the stream-K tail. Shared by the workspace query and the launch so that both agree. */
 struct tile_plan {
   int block_n, consumers;
   tile_info tile;
