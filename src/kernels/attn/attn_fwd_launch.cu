@@ -73,12 +73,15 @@ constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
  * 3-consumer one from 2k on −0.5 to −10 %. Below 256 queries a 256-row tile is mostly padding. */
 constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
 
-/* Masked problems (causal, local) with at most this many keys run on the one-consumer
+/* Masked problems (causal, local) whose rows attend to at most this many keys (attended_keys:
+ * seqlen_k for causal, the window's span for local ones) run on the one-consumer
  * instances (64-row tiles, three CTAs per SM: attn_fwd_ctas_per_sm) where one is built: 64-key
  * blocks up to ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys, 80-key blocks above. H200, d64 bf16
  * causal against the 2-consumer instance (19th session, ab_attn): 64-key blocks 512 / 1k / 2k /
- * 4k +21 / +13 / +6 / −3 %, 80-key blocks +13 / +11 / +8 / +1 %. Unmasked problems keep the
- * 4- and 3-consumer instances: one consumer lost 10–16 % to them at 512–4k. */
+ * 4k +21 / +13 / +6 / −3 %, 80-key blocks +13 / +11 / +8 / +1 %; sliding windows (left w,
+ * right 0) w = 128 at 1k +42 %, 256 at 4k / 16k +39 / +63 %, 512 at 2k +26 %, 1024 at 4k / 16k
+ * +15 / +14 %, 2048 at 8k +5 %. Unmasked problems keep the 4- and 3-consumer instances: one
+ * consumer lost 10–16 % to them at 512–4k. */
 constexpr int ONE_CONSUMER_MAX_SEQLEN_K = 4096;
 constexpr int ONE_CONSUMER_NARROW_MAX_SEQLEN_K = 1024;
 /* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
@@ -119,6 +122,16 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int p
 
 int pack_shift_for(const fc_attn_problem* p, int block_m);
 
+/* The most keys one query row can see: seqlen_k, or fewer under a window (causal is window
+ * (−1, 0): every key up to the diagonal). What the one-consumer rules below measure a masked
+ * problem by: a tile's key loop is about this long whatever seqlen_k is. */
+int attended_keys(const fc_attn_problem* p) {
+  const int64_t left = p->window_left >= 0 ? p->window_left : p->seqlen_k;
+  const int64_t right = p->window_right >= 0 ? p->window_right : p->seqlen_k;
+  const int64_t span = left + right + 1;
+  return static_cast<int>(span < p->seqlen_k ? span : p->seqlen_k);
+}
+
 /* Consumer warpgroups for problem p: for a problem with a window (causal or local), 1 where
  * ONE_CONSUMER_MAX_SEQLEN_K's rules hold and a one-consumer instance is built for (d, d_v),
  * else 2 (the 3- and 4-consumer instances mask only the seqlen_k tail: attn_fwd_tile::WINDOWS).
@@ -126,8 +139,8 @@ int pack_shift_for(const fc_attn_problem* p, int block_m);
  * where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
-    if (p->seqlen_k > ONE_CONSUMER_MAX_SEQLEN_K || block_n_for(p->head_dim, p->head_dim_v, 1, p->seqlen_k, 0) == 0)
-      return 2;
+    const int span = attended_keys(p);
+    if (span > ONE_CONSUMER_MAX_SEQLEN_K || block_n_for(p->head_dim, p->head_dim_v, 1, span, 0) == 0) return 2;
     const int shift = pack_shift_for(p, ATTN_FWD_ROWS_PER_CONSUMER); /* (as plan_for counts the tiles) */
     const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << shift;
     const int64_t tiles = (packed_rows + ATTN_FWD_ROWS_PER_CONSUMER - 1) / ATTN_FWD_ROWS_PER_CONSUMER *
@@ -150,7 +163,9 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   const int page_size = p->page_table ? p->page_size : 0;
   instance_choice choice;
   choice.consumers = consumers_for_problem(p, context);
-  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, p->seqlen_k, page_size);
+  /* (the one-consumer widths by the keys a row attends to; the others' model by seqlen_k) */
+  const int keys = choice.consumers == 1 ? attended_keys(p) : p->seqlen_k;
+  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, page_size);
   if (choice.block_n == 0 && choice.consumers != 2) {
     choice.consumers = 2;
     choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, p->seqlen_k, page_size);
