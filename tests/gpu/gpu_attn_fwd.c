@@ -139,7 +139,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
 #define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
-#define ONE_CONSUMER_CASES 8 /* masked d64 cases up to 4096 keys (part 2e) */
+#define ONE_CONSUMER_CASES 12 /* masked d64 cases attending to at most 4096 keys (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
@@ -1107,10 +1107,11 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
 }
 
 /* Part 2e: a random case made a masked d64 one (causal, or a local window; softcap kept where
- * drawn) with at most 4096 keys, on a handle that plans with 1–3 SMs: the launcher runs those
- * on its one-consumer instances (64-row tiles, three CTAs per SM; attn_fwd_launch.cu,
- * consumers_for_problem) when they have two tiles per SM, the 64-key one up to 1024 keys
- * (`narrow`), the 80-key one above. Varlen, paging, splits and the rest as drawn. */
+ * drawn) whose rows attend to at most 4096 keys (up to 4096 keys, or a window of at most ~2k
+ * over up to 8k), on a handle that plans with 1–3 SMs: the launcher runs those on its
+ * one-consumer instances (64-row tiles, three CTAs per SM; attn_fwd_launch.cu,
+ * consumers_for_problem) when they have two tiles per SM, the 64-key one up to 1024 attended
+ * keys (`narrow`), the 80-key one above. Varlen, paging, splits and the rest as drawn. */
 static gcase masked_d64_case(uint64_t seed, int n, int narrow) {
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = random_case(&case_rng);
@@ -1120,6 +1121,13 @@ static gcase masked_d64_case(uint64_t seed, int n, int narrow) {
   c.seqlen_k = narrow ? random_odd(&case_rng, 1, 1023) : random_odd(&case_rng, 1025, 4095);
   c.seqlen_q = c.layout == LAYOUT_QKV ? c.seqlen_k : random_odd(&case_rng, 1, 2048);
   set_feature(&c, &case_rng);
+  if (!narrow && c.window_left >= 0 && test_rng_int(&case_rng, 0, 1)) {
+    /* A sliding window over a longer sequence: the span (not seqlen_k) picks the instance. */
+    c.seqlen_k = random_odd(&case_rng, 4097, 8191);
+    if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
+    c.window_left = test_rng_int(&case_rng, 0, 2000);
+    c.window_right = test_rng_int(&case_rng, 0, 64);
+  }
   c.index = n;
   set_knobs(&c, &case_rng, 1);
   fit_budget(&c, 1.5e9);
@@ -1277,7 +1285,7 @@ int main(int argc, char** argv) {
     printf("part 2d: %d uniform cases with the stream-K tail forced on 2-7 SMs\n", n - first_stream_k);
     const int first_one = n;
     for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = masked_d64_case(seed, n, i % 2);
-    printf("part 2e: %d masked d64 cases up to 4096 keys\n", n - first_one);
+    printf("part 2e: %d masked d64 cases attending to at most 4096 keys\n", n - first_one);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
