@@ -139,7 +139,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
                                                {108, 256}, {256, 512}, {1023, 1024}, {2048, 2048}};
 #define WIDE_TILE_CASES 6 /* long unmasked d64 cases (part 2b) */
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
-#define ONE_CONSUMER_CASES 12 /* masked d64 cases attending to at most 4096 keys (part 2e) */
+#define ONE_CONSUMER_CASES 12 /* masked d64/d128 cases that see few keys per row (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
@@ -1108,11 +1108,12 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
 
 /* Part 2e: a random case made a masked d64 one (causal, or a local window; softcap kept where
  * drawn) whose rows attend to at most 4096 keys (up to 4096 keys, or a window of at most ~2k
- * over up to 8k), on a handle that plans with 1–3 SMs: the launcher runs those on its
- * one-consumer instances (64-row tiles, three CTAs per SM; attn_fwd_launch.cu,
- * consumers_for_problem) when they have two tiles per SM, the 64-key one up to 1024 attended
- * keys (`narrow`), the 80-key one above. Varlen, paging, splits and the rest as drawn. */
-static gcase masked_d64_case(uint64_t seed, int n, int narrow) {
+ * over up to 8k), or a third of the time a d128 one with a window of at most 1201 keys, on a
+ * handle that plans with 1–3 SMs: the launcher runs those on its one-consumer instances
+ * (64-row tiles, three or two CTAs per SM; attn_fwd_launch.cu, consumers_for_problem) when
+ * they have two tiles per SM; at d64 the 64-key one up to 1024 attended keys (`narrow`), the
+ * 80-key one above. Varlen, paging, splits and the rest as drawn. */
+static gcase one_consumer_case(uint64_t seed, int n, int narrow) {
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = random_case(&case_rng);
   c.head_dim = c.head_dim_v = 64;
@@ -1127,6 +1128,13 @@ static gcase masked_d64_case(uint64_t seed, int n, int narrow) {
     if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
     c.window_left = test_rng_int(&case_rng, 0, 2000);
     c.window_right = test_rng_int(&case_rng, 0, 64);
+  }
+  if (test_rng_int(&case_rng, 0, 2) == 0) {
+    /* d128's one-consumer instance: windows of at most 1280 attended keys, none causal. */
+    c.head_dim = c.head_dim_v = 128;
+    c.causal = 0;
+    c.window_left = test_rng_int(&case_rng, 0, 1000);
+    c.window_right = test_rng_int(&case_rng, 0, 200);
   }
   c.index = n;
   set_knobs(&c, &case_rng, 1);
@@ -1271,7 +1279,7 @@ int main(int argc, char** argv) {
   /* d64 problems that the launcher gives its other instances (attn_fwd_launch.cu,
    * consumers_for_problem): unmasked long ones (seqlen_q and seqlen_k >= 2048) the 3-consumer
    * (192-row) one, shorter ones (seqlen_k < 2048, seqlen_q >= 256) the 4-consumer (256-row) one,
-   * masked ones up to 4096 keys the one-consumer (64-row) ones; the covering array and the
+   * masked ones that see few keys per row the one-consumer (64-row) ones; the covering array and the
    * random cases do not reach each of them reliably. */
   int first_wide = n;
   if (random_cases) {
@@ -1284,8 +1292,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < STREAM_K_CASES; ++i, ++n) cases[n] = stream_k_case(seed, n);
     printf("part 2d: %d uniform cases with the stream-K tail forced on 2-7 SMs\n", n - first_stream_k);
     const int first_one = n;
-    for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = masked_d64_case(seed, n, i % 2);
-    printf("part 2e: %d masked d64 cases attending to at most 4096 keys\n", n - first_one);
+    for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = one_consumer_case(seed, n, i % 2);
+    printf("part 2e: %d masked d64/d128 cases that see few keys per row\n", n - first_one);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {

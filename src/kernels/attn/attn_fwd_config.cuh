@@ -53,16 +53,18 @@ enum attn_fwd_named_barrier {
 static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
 
 
-/* CTAs resident per SM for an instance of `consumers` consumer warpgroups (host and device).
- * The one-consumer instances (d64: 64-row tiles, for short masked problems) run three
- * independent CTAs per SM, as many as the registers hold (3 × 256 threads × 80 at launch; the
- * consumer takes 136 by setmaxnreg): one CTA's tile boundary (Q load, first S, last P·V,
- * epilogue) then overlaps the others' key loops instead of idling the SM. H200, bf16 causal,
- * against the 2-consumer instance (19th session): d64 512 / 1k / 2k / 4k +21 / +13 / +8 /
- * +1 %. The same at d128 (two CTAs of 232-register consumers, 64-key blocks) lost 3–17 %: its
- * K/V traffic per row doubles and its longer blocks hide the boundary already. Every other
- * instance is one CTA per SM. */
-static __host__ __device__ constexpr int attn_fwd_ctas_per_sm(int consumers) { return consumers == 1 ? 3 : 1; }
+/* CTAs resident per SM for an instance of head dim d and `consumers` consumer warpgroups (host
+ * and device). The one-consumer instances (64-row tiles, for masked problems whose rows see
+ * few keys) run independent CTAs side by side, as many as the registers hold: three at d64
+ * (256 threads × 80 registers at launch; the consumer takes 136 by setmaxnreg), two at d128
+ * (232). One CTA's tile boundary (Q load, first S, last P·V, epilogue) then overlaps the
+ * others' key loops instead of idling the SM. H200, bf16, against the 2-consumer instances
+ * (19th session): causal d64 512 / 1k / 2k / 4k +21 / +13 / +8 / +1 %; d128 windows of 256–512
+ * keys +14 to +29 %, but causal d128 512–4k −3 to −17 % (each CTA loads every key block for
+ * only 64 rows; the launcher keeps it off there). Every other instance is one CTA per SM. */
+static __host__ __device__ constexpr int attn_fwd_ctas_per_sm(int head_dim, int consumers) {
+  return consumers != 1 ? 1 : head_dim <= 64 ? 3 : 2;
+}
 
 /* The swizzle of a tile whose rows are `bytes` long: 128B when rows are whole 128-byte lines,
  * else 64B (d = 96: 192-byte rows are three 64-byte blocks). */
@@ -83,10 +85,10 @@ struct attn_fwd_tile {
   /* setmaxnreg: the producer needs few registers, consumers hold O, S and P. The CTA owns what
    * it was launched with, THREADS × LAUNCH_REGISTERS (the register file / THREADS rounded down
    * to a multiple of 8: 168 for 384 threads, 128 for 512; with CTAS_PER_SM CTAs sharing the
-   * file, its share: 80 for the one-consumer instance's 3 × 256); a setmaxnreg.inc beyond that pool
+   * file, its share: 80 for d64's one-consumer instance's 3 × 256); a setmaxnreg.inc beyond that pool
    * never returns (a hang, not an error), so the split must fit it: 128·24 + 256·240 = 64512
    * with 2 consumers, 128·24 + 384·160 = 64512 with 3. */
-  static constexpr int CTAS_PER_SM = attn_fwd_ctas_per_sm(Consumers);
+  static constexpr int CTAS_PER_SM = attn_fwd_ctas_per_sm(HeadDim, Consumers);
   static constexpr int LAUNCH_REGISTERS = (ATTN_FWD_REGISTER_FILE / (THREADS * CTAS_PER_SM)) / 8 * 8;
   /* Shared memory one CTA may take with CTAS_PER_SM of them resident. */
   static constexpr uint32_t SMEM_BYTES_LIMIT =
@@ -102,10 +104,10 @@ struct attn_fwd_tile {
   static constexpr int BLOCK_N = BlockN;
   /* K/V ring depth. Two everywhere but the 64-key instances, whose blocks come twice as often:
    * a third stage for the 4-consumer one +1.8 % at 512, +0.6 % at 1k, ±0 at 1536; a fourth no
-   * better (H200, 14th session); for the one-consumer one (three such CTAs still fit an SM; the
-   * 80-key one's would not) causal 512 +1.1 %, 1k–4k ±0.1 % (19th session). Deeper rings for
+   * better (H200, 14th session); for d64's one-consumer one (three such CTAs still fit an SM; the
+   * 80-key one's would not, nor d128's two) causal 512 +1.1 %, 1k–4k ±0.1 % (19th session). Deeper rings for
    * the 2-consumer instances: d64 ±0 at 1k, −2 to −3 % at 4k/16k (5th session). */
-  static constexpr int STAGES = Consumers == 4 || (Consumers == 1 && BlockN == 64) ? 3 : 2;
+  static constexpr int STAGES = Consumers == 4 || (Consumers == 1 && BlockN == 64 && HeadDim == 64) ? 3 : 2;
   /* The barrier area: the ring's 4 · STAGES barriers and Q's two, the jobs and the softmax pins
    * (static_assert in attn_fwd_kernel.cuh); 256 bytes hold a two-stage ring's. */
   static constexpr uint32_t BARRIER_BYTES = STAGES > 2 ? 2u * ATTN_FWD_SMEM_BARRIER_BYTES : ATTN_FWD_SMEM_BARRIER_BYTES;

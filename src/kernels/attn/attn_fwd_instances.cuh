@@ -17,8 +17,9 @@
  *
  * Consumer warpgroups (the fourth entry; BLOCK_M = 64 × that): 2; for d64 also 3 (192-row
  * tiles, 112-key blocks: 160 registers per consumer thread) and 4 (256-row tiles, 64-key
- * blocks), which the launcher uses for long and short problems without a mask, and 1 (64-row
- * tiles, three CTAs per SM: attn_fwd_ctas_per_sm) for short masked ones (consumers_for_problem).
+ * blocks), which the launcher uses for long and short problems without a mask; d64 and d128
+ * also 1 (64-row tiles, three or two CTAs per SM: attn_fwd_ctas_per_sm) for masked problems
+ * whose rows see few keys (consumers_for_problem).
  * (d, d_v, BLOCK_N, consumers) names an instance: d64 has 64-key blocks with 1 and with 4.
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
@@ -42,6 +43,7 @@
   X(96, 96, 128, 2)           \
   X(128, 128, 128, 2)         \
   X(128, 128, 160, 2)         \
+  X(128, 128, 64, 1)          \
   X(192, 128, 112, 2)         \
   X(192, 192, 112, 2)         \
   X(256, 256, 80, 2)

@@ -73,7 +73,7 @@ constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
  * 3-consumer one from 2k on −0.5 to −10 %. Below 256 queries a 256-row tile is mostly padding. */
 constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
 
-/* Masked problems (causal, local) whose rows attend to at most this many keys (attended_keys:
+/* d64 masked problems (causal, local) whose rows attend to at most this many keys (attended_keys:
  * seqlen_k for causal, the window's span for local ones) run on the one-consumer
  * instances (64-row tiles, three CTAs per SM: attn_fwd_ctas_per_sm) where one is built: 64-key
  * blocks up to ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys, 80-key blocks above. H200, d64 bf16
@@ -82,8 +82,13 @@ constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
  * right 0) w = 128 at 1k +42 %, 256 at 4k / 16k +39 / +63 %, 512 at 2k +26 %, 1024 at 4k / 16k
  * +15 / +14 %, 2048 at 8k +5 %. Unmasked problems keep the 4- and 3-consumer instances: one
  * consumer lost 10–16 % to them at 512–4k. */
-constexpr int ONE_CONSUMER_MAX_SEQLEN_K = 4096;
+constexpr int ONE_CONSUMER_MAX_ATTENDED_KEYS = 4096;
 constexpr int ONE_CONSUMER_NARROW_MAX_SEQLEN_K = 1024;
+/* d128's one-consumer instance (64-key blocks, two CTAs per SM) is for sliding windows of at
+ * most this many attended keys, not for causal problems. H200, bf16, against the 2-consumer
+ * instance (19th session): window (w, 0) w = 256 at 8k +29 %, 512 at 4k +14 %, 1024 at 8k
+ * +4 %, 2048 at 8k −6 %; causal 512 / 1k / 2k / 4k −3.5 / −10 / −10 / −17 %. */
+constexpr int ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS = 1280;
 /* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
  * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
  * slower on it than on the 2-consumer instance. */
@@ -133,14 +138,17 @@ int attended_keys(const fc_attn_problem* p) {
 }
 
 /* Consumer warpgroups for problem p: for a problem with a window (causal or local), 1 where
- * ONE_CONSUMER_MAX_SEQLEN_K's rules hold and a one-consumer instance is built for (d, d_v),
+ * ONE_CONSUMER_MAX_ATTENDED_KEYS's rules (d64) or ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS's
+ * (wider heads) hold and a one-consumer instance is built for (d, d_v),
  * else 2 (the 3- and 4-consumer instances mask only the seqlen_k tail: attn_fwd_tile::WINDOWS).
  * Without: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a 3-consumer instance is built, 4
  * where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
     const int span = attended_keys(p);
-    if (span > ONE_CONSUMER_MAX_SEQLEN_K || block_n_for(p->head_dim, p->head_dim_v, 1, span, 0) == 0) return 2;
+    const bool fits = p->head_dim <= 64 ? span <= ONE_CONSUMER_MAX_ATTENDED_KEYS
+                                        : p->window_left >= 0 && span <= ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS;
+    if (!fits || block_n_for(p->head_dim, p->head_dim_v, 1, span, 0) == 0) return 2;
     const int shift = pack_shift_for(p, ATTN_FWD_ROWS_PER_CONSUMER); /* (as plan_for counts the tiles) */
     const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << shift;
     const int64_t tiles = (packed_rows + ATTN_FWD_ROWS_PER_CONSUMER - 1) / ATTN_FWD_ROWS_PER_CONSUMER *
@@ -294,8 +302,8 @@ constexpr int AUTO_SPLIT_MAX = 128;
 
 /* Resident CTAs of an instance with `consumers` consumer warpgroups over the whole GPU
  * (SMs × attn_fwd_ctas_per_sm): the persistent grid's size, and the tail order's unit. */
-int64_t cta_slots(const fc_cuda_context* context, int consumers) {
-  return static_cast<int64_t>(fc_sm_count(context)) * attn_fwd_ctas_per_sm(consumers);
+int64_t cta_slots(const fc_cuda_context* context, int head_dim, int consumers) {
+  return static_cast<int64_t>(fc_sm_count(context)) * attn_fwd_ctas_per_sm(head_dim, consumers);
 }
 
 /* Split count for a problem of `tiles` unsplit tiles with key blocks of block_n keys: the
@@ -334,7 +342,7 @@ tail_order tail_order_for(const fc_attn_problem* p, const fc_cuda_context* conte
                           int64_t m_blocks, int64_t head_slots, int64_t tile_count, int splits) {
   const tail_order none = {static_cast<int>(tile_count), 0, 1};
   if (p->window_right < 0 || splits > 1 || m_blocks <= 0 || head_slots <= 1) return none;
-  const int64_t slots = cta_slots(context, consumers);
+  const int64_t slots = cta_slots(context, p->head_dim, consumers);
   int64_t heads = (TAIL_TILES_PER_SM * slots + m_blocks - 1) / m_blocks;
   const int64_t kv_bytes_per_head = static_cast<int64_t>(p->seqlen_k) * (p->head_dim + p->head_dim_v) *
                                     static_cast<int64_t>(flashc_dtype_size(p->dtype));
@@ -477,7 +485,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
   const int64_t split_tiles = plan.tiles * plan.num_splits;
-  const int64_t slots = cta_slots(context, plan.consumers);
+  const int64_t slots = cta_slots(context, p->head_dim, plan.consumers);
   plan.grid = split_tiles < slots ? split_tiles : slots;
   plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.consumers, plan.grid);
   return plan;
