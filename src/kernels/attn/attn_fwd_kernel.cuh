@@ -5,12 +5,14 @@
  * merges with the combine kernel) and LSE; FlashAttention-3's structure:
  *   warpgroup 0      producer: setmaxnreg down to 24; one elected thread issues every TMA load
  *                    (Q per tile, K and V through their mbarrier rings; attn_fwd_mainloop.cuh);
- *   warpgroups 1..C  consumers (C = 2, or 3 for d64's 192-row tiles): setmaxnreg up to 240
- *                    (160 with 3); each owns 64 query rows of the tile (BLOCK_M = 64 C),
+ *   warpgroups 1..C  consumers (C = 2; 1, 3 or 4 in d64's other instances, 1 in d128's
+ *                    window one): setmaxnreg up to 240 (160 with 3, 112 with 4, 136 / 232
+ *                    with 1); each owns 64 query rows of the tile (BLOCK_M = 64 C),
  *                    runs S = Q·Kᵀ and O += P·V on WGMMA with the online softmax in
  *                    registers between them (attn_fwd_softmax.cuh, attn_fwd_mask.cuh), then
  *                    the epilogue (attn_fwd_epilogue.cuh).
- * One persistent CTA per SM walks tiles in the order of attn_fwd_scheduler.cuh; uniform grids
+ * Persistent CTAs, one per SM (three or two for the one-consumer instances:
+ * attn_fwd_ctas_per_sm), walk tiles in the order of attn_fwd_scheduler.cuh; uniform grids
  * split their last partial round's tiles along the keys (attn_fwd_stream_k.cuh).
  * Instantiated per (input dtype, d, d_v, BLOCK_N, C, with the stream-K tail or not) in
  * src/kernels/inst/attn_fwd_*.cu; shapes from attn_fwd_config.cuh; launched by attn_fwd_launch.cu.

@@ -1,7 +1,7 @@
 /*
  * attn_fwd_launch.cu — the extern "C" side of the Hopper attention forward (src/kernels/launch.h):
  *   fc_attn_fwd_hopper_check   can the TMA + WGMMA kernel run this validated problem? (else why)
- *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(#SMs, tiles), launch;
+ *   fc_attn_fwd_hopper_run     tensor maps, softmax constants, grid = min(CTA slots, tiles), launch;
  *                              with split-KV, then the combine kernel on the same stream
  *
  * Tensor maps are 4-D (d, rows, heads, batch) for K and V and 5-D (d, heads in a pack, rows,
