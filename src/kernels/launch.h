@@ -103,6 +103,15 @@ flashc_status fc_attn_fwd_hopper_check(const fc_attn_problem* problem, const fc_
 /* What the kernel runs, for flashc_handle_kernels() (head dims from its instance list). */
 void fc_attn_fwd_hopper_describe(char* out, size_t capacity);
 size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context);
+/* The launch plan the run would use for a problem fc_attn_fwd_hopper_check accepts (for tests
+ * of the launcher's rules, tests/cpu_attn_plan.c; no GPU needed): the instance (consumer
+ * warpgroups, key-block width), its CTAs per SM, the tiles, the split count and the grid. */
+typedef struct fc_attn_fwd_plan_info {
+  int consumers, block_n, ctas_per_sm, num_splits;
+  long long tiles, grid;
+} fc_attn_fwd_plan_info;
+void fc_attn_fwd_hopper_plan_info(const fc_attn_problem* problem, const fc_cuda_context* context,
+                                  fc_attn_fwd_plan_info* info);
 flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* problem, const fc_cuda_context* context, void* workspace,
                                      void* stream);
 

@@ -545,6 +545,17 @@ extern "C" void fc_attn_fwd_hopper_describe(char* out, size_t capacity) {
            pairs);
 }
 
+extern "C" void fc_attn_fwd_hopper_plan_info(const fc_attn_problem* problem, const fc_cuda_context* context,
+                                             fc_attn_fwd_plan_info* info) {
+  const tile_plan plan = plan_for(problem, context);
+  info->consumers = plan.consumers;
+  info->block_n = plan.block_n;
+  info->ctas_per_sm = attn_fwd_ctas_per_sm(problem->head_dim, plan.consumers);
+  info->num_splits = plan.num_splits;
+  info->tiles = plan.tiles;
+  info->grid = plan.grid;
+}
+
 /* Valid for problems fc_attn_fwd_hopper_check accepts (the caller checks first). */
 extern "C" size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const fc_cuda_context* context) {
   return workspace_layout_for(problem, plan_for(problem, context)).total;

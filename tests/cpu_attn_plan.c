@@ -1,0 +1,102 @@
+/*
+ * cpu_attn_plan.c — the Hopper attention forward's launch rules (src/kernels/attn/attn_fwd_launch.cu),
+ * asked through fc_attn_fwd_hopper_plan_info on a device that is only described (an sm_90
+ * context with 132 SMs, the H200's), so it runs without a GPU. Each case names a problem and
+ * the instance the launcher must pick for it, because each pick was measured to pay there
+ * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM at d64, two at
+ * d128) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
+ * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere.
+ * And for every case: the grid fits the CTA slots (SMs × CTAs per SM) and the tiles.
+ * A rule changed on purpose changes its case here, with the measurement that moved it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/launch.h"
+
+enum { H200_SMS = 132 };
+
+typedef struct plan_case {
+  const char* name;
+  int head_dim, seqlen_q, seqlen_k, batch, heads_q, heads_kv;
+  int window_left, window_right; /* causal: (-1, 0) */
+  int page_size;                 /* 0: not paged */
+  int consumers, block_n;        /* expected */
+} plan_case;
+
+static const plan_case CASES[] = {
+    /* causal d64 up to 4096 keys: one consumer, 64-key blocks to 1024 keys, 80 above */
+    {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64},
+    {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64},
+    {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80},
+    {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80},
+    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 2, 192},
+    /* unmasked d64: 4 consumers below 2048 keys, 3 from 2048 queries and keys */
+    {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64},
+    {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112},
+    /* sliding windows: the span a row attends to, not seqlen_k */
+    {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64},
+    {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80},
+    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 2, 192},
+    /* too few tiles to share SMs: 16 queries × 4 heads per KV head = one packed tile each */
+    {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192},
+    {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128},
+    /* pages that fit no one-consumer width fall back to the 2-consumer one they fit */
+    {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192},
+    /* d128: windows of at most 1280 attended keys on one consumer, never causal */
+    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 1, 64},
+    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 1, 64},
+    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 160},
+    {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
+    /* no one-consumer instance */
+    {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
+};
+
+static fc_attn_problem problem_of(const plan_case* c) {
+  fc_attn_problem p;
+  memset(&p, 0, sizeof p);
+  p.dtype = p.out_dtype = FLASHC_DTYPE_BF16;
+  p.batch = c->batch;
+  p.seqlen_q = c->seqlen_q, p.seqlen_k = c->seqlen_k;
+  p.heads_q = c->heads_q, p.heads_kv = c->heads_kv;
+  p.head_dim = p.head_dim_v = c->head_dim;
+  p.softmax_scale = 1.0f;
+  p.window_left = c->window_left, p.window_right = c->window_right;
+  p.is_causal = c->window_left < 0 && c->window_right == 0;
+  p.num_splits = 1, p.num_splits_auto = 1; /* the caller's 0: the launcher's own rule */
+  p.pack_gqa = -1;
+  if (c->page_size) { /* only the page geometry matters to the plan */
+    static const int32_t page_table[1] = {0};
+    p.page_table = page_table;
+    p.page_size = c->page_size;
+    p.max_pages = (c->seqlen_k + c->page_size - 1) / c->page_size;
+    p.num_pages = p.max_pages * c->batch;
+  }
+  return p;
+}
+
+int main(void) {
+  fc_cuda_context context;
+  memset(&context, 0, sizeof context);
+  context.cc_major = 9, context.cc_minor = 0;
+  context.sm_count = H200_SMS;
+  const int count = (int)(sizeof CASES / sizeof CASES[0]);
+  int failed = 0;
+  for (int i = 0; i < count; ++i) {
+    const plan_case* c = &CASES[i];
+    const fc_attn_problem p = problem_of(c);
+    fc_attn_fwd_plan_info info;
+    fc_attn_fwd_hopper_plan_info(&p, &context, &info);
+    const long long slots = (long long)H200_SMS * info.ctas_per_sm;
+    const int expected_ctas = c->consumers != 1 ? 1 : c->head_dim <= 64 ? 3 : 2;
+    const int ok = info.consumers == c->consumers && info.block_n == c->block_n &&
+                   info.ctas_per_sm == expected_ctas && info.grid >= 1 && info.grid <= slots &&
+                   info.grid <= info.tiles * info.num_splits;
+    if (!ok) ++failed;
+    printf("%-4s %-40s consumers %d (want %d), %3d-key blocks (want %d), %d CTA(s)/SM, %lld tiles, %d split(s), grid %lld\n",
+           ok ? "ok" : "FAIL", c->name, info.consumers, c->consumers, info.block_n, c->block_n, info.ctas_per_sm,
+           info.tiles, info.num_splits, info.grid);
+  }
+  printf("cpu_attn_plan: %d cases, %d failed\n", count, failed);
+  return failed ? 1 : 0;
+}
