@@ -76,14 +76,14 @@ constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
 /* d64 masked problems (causal, local) whose rows attend to at most this many keys (attended_keys:
  * seqlen_k for causal, the window's span for local ones) run on the one-consumer
  * instances (64-row tiles, three CTAs per SM: attn_fwd_ctas_per_sm) where one is built: 64-key
- * blocks up to ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys, 80-key blocks above. H200, d64 bf16
+ * blocks up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS, 80-key blocks above. H200, d64 bf16
  * causal against the 2-consumer instance (19th session, ab_attn): 64-key blocks 512 / 1k / 2k /
  * 4k +21 / +13 / +6 / −3 %, 80-key blocks +13 / +11 / +8 / +1 %; sliding windows (left w,
  * right 0) w = 128 at 1k +42 %, 256 at 4k / 16k +39 / +63 %, 512 at 2k +26 %, 1024 at 4k / 16k
  * +15 / +14 %, 2048 at 8k +5 %. Unmasked problems keep the 4- and 3-consumer instances: one
  * consumer lost 10–16 % to them at 512–4k. */
 constexpr int ONE_CONSUMER_MAX_ATTENDED_KEYS = 4096;
-constexpr int ONE_CONSUMER_NARROW_MAX_SEQLEN_K = 1024;
+constexpr int ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS = 1024;
 /* d128's one-consumer instance (64-key blocks, two CTAs per SM) is for sliding windows of at
  * most this many attended keys, not for causal problems. H200, bf16, against the 2-consumer
  * instance (19th session): window (w, 0) w = 256 at 8k +29 %, 512 at 4k +14 %, 1024 at 8k
@@ -103,29 +103,77 @@ bool pages_fit_block(int page_size, int block_n) {
   return page_size % block_n == 0 || (block_n % page_size == 0 && page_size % 8 == 0);
 }
 
-/* The key-block width for (d, d_v), the consumer count, seqlen_k and the page size (0: not
- * paged): among the built widths of that consumer count that fit the pages, the one that
- * minimizes blocks × (BLOCK_N + per-block overhead), i.e. padding of the last block against
- * the fixed cost of each. Ties go to the wider. 0 when none is built or fits. The one-consumer
- * instances, whose masked 64-row tiles the model does not describe, take the narrowest up to
- * ONE_CONSUMER_NARROW_MAX_SEQLEN_K keys and the widest above (measured, see there). */
-int block_n_for(int head_dim, int head_dim_v, int consumers, int seqlen_k, int page_size) {
-  const int64_t keys = seqlen_k > 0 ? seqlen_k : 1;
-  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
-  const bool narrowest = keys <= ONE_CONSUMER_NARROW_MAX_SEQLEN_K;
-  int best = 0;
-  int64_t best_cost = 0;
-#define ATTN_FWD_COST(d, dv, n, c)                                                              \
-  if (head_dim == d && head_dim_v == dv && consumers == c && pages_fit_block(page_size, n)) {      \
-    const int64_t cost = c == 1 ? (narrowest ? n : -n) : (keys + n - 1) / n * (n + overhead);     \
-    if (best == 0 || cost <= best_cost) best = n, best_cost = cost;                               \
-  }
-  ATTN_FWD_INSTANCES(ATTN_FWD_COST)
-#undef ATTN_FWD_COST
-  return best;
+/* Pack-GQA (FlashAttention-3's pack_gqa): the query heads of one KV head share a tile when the
+ * group is a power of two dividing BLOCK_M. pack_gqa = 1 asks for it wherever possible; −1
+ * (default) takes it when it means fewer tiles (short queries: a decode step with 8 query heads
+ * per KV head runs 1 tile instead of 8); 0 never. The result is the same either way. Returns
+ * log2 of the pack (0: none). */
+int pack_shift_for(const fc_attn_problem* p, int block_m) {
+  const int group = p->heads_q / p->heads_kv;
+  if (p->pack_gqa == 0 || group <= 1 || (group & (group - 1)) != 0 || block_m % group != 0) return 0;
+  const int64_t unpacked_tiles = static_cast<int64_t>((p->seqlen_q + block_m - 1) / block_m) * group;
+  const int64_t packed_tiles = (static_cast<int64_t>(p->seqlen_q) * group + block_m - 1) / block_m;
+  if (p->pack_gqa < 0 && packed_tiles >= unpacked_tiles) return 0;
+  int shift = 0;
+  while ((1 << shift) < group) ++shift;
+  return shift;
 }
 
-int pack_shift_for(const fc_attn_problem* p, int block_m);
+/* How problem p maps onto tiles of block_m rows: query rows packed 2^pack_shift query heads deep
+ * (pack_shift_for), m_blocks query blocks per head slot, and the unsplit tile count. */
+struct tile_count {
+  int pack_shift;
+  int64_t packed_rows, m_blocks, tiles;
+};
+
+tile_count count_tiles(const fc_attn_problem* p, int block_m) {
+  tile_count t;
+  t.pack_shift = pack_shift_for(p, block_m);
+  t.packed_rows = static_cast<int64_t>(p->seqlen_q) << t.pack_shift;
+  t.m_blocks = (t.packed_rows + block_m - 1) / block_m;
+  t.tiles = t.m_blocks * (p->heads_q >> t.pack_shift) * p->batch;
+  return t;
+}
+
+/* The key-block widths built for (d, d_v) with `consumers` consumer warpgroups that fit pages
+ * of page_size rows (0: not paged), in increasing order (the instance list's); their count.
+ * MAX_WIDTHS is the whole list's length, so no (d, d_v, consumers) can overflow the array. */
+#define ATTN_FWD_COUNT_ONE(d, dv, n, c) +1
+constexpr int MAX_WIDTHS = 0 ATTN_FWD_INSTANCES(ATTN_FWD_COUNT_ONE);
+#undef ATTN_FWD_COUNT_ONE
+int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int (&widths)[MAX_WIDTHS]) {
+  int count = 0;
+#define ATTN_FWD_WIDTH(d, dv, n, c)                                                           \
+  if (head_dim == d && head_dim_v == dv && consumers == c && pages_fit_block(page_size, n)) \
+    widths[count++] = n;
+  ATTN_FWD_INSTANCES(ATTN_FWD_WIDTH)
+#undef ATTN_FWD_WIDTH
+  return count;
+}
+
+/* The key-block width for (d, d_v), the consumer count, `keys` and the page size (0: not
+ * paged), among block_widths; 0 when none is built or fits. The multi-consumer instances take
+ * the width that minimizes blocks × (BLOCK_N + per-block overhead), i.e. padding of the last
+ * block against the fixed cost of each (ties to the wider), over seqlen_k keys. The
+ * one-consumer ones, whose masked 64-row tiles that model does not describe, take the
+ * narrowest up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS attended keys and the widest above
+ * (measured, see there). */
+int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, int page_size) {
+  int widths[MAX_WIDTHS];
+  const int count = block_widths(head_dim, head_dim_v, consumers, page_size, widths);
+  if (count == 0) return 0;
+  if (consumers == 1) return keys <= ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS ? widths[0] : widths[count - 1];
+  const int64_t padded_keys = keys > 0 ? keys : 1;
+  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
+  int best = 0;
+  int64_t best_cost = 0;
+  for (int i = 0; i < count; ++i) {
+    const int n = widths[i];
+    const int64_t cost = (padded_keys + n - 1) / n * (n + overhead);
+    if (best == 0 || cost <= best_cost) best = n, best_cost = cost;
+  }
+  return best;
+}
 
 /* The most keys one query row can see: seqlen_k, or fewer under a window (causal is window
  * (−1, 0): every key up to the diagonal). What the one-consumer rules below measure a masked
@@ -145,19 +193,19 @@ int attended_keys(const fc_attn_problem* p) {
  * where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
-    const int span = attended_keys(p);
-    const bool fits = p->head_dim <= 64 ? span <= ONE_CONSUMER_MAX_ATTENDED_KEYS
-                                        : p->window_left >= 0 && span <= ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS;
-    if (!fits || block_n_for(p->head_dim, p->head_dim_v, 1, span, 0) == 0) return 2;
-    const int shift = pack_shift_for(p, ATTN_FWD_ROWS_PER_CONSUMER); /* (as plan_for counts the tiles) */
-    const int64_t packed_rows = static_cast<int64_t>(p->seqlen_q) << shift;
-    const int64_t tiles = (packed_rows + ATTN_FWD_ROWS_PER_CONSUMER - 1) / ATTN_FWD_ROWS_PER_CONSUMER *
-                          (p->heads_q >> shift) * p->batch;
+    /* d64: causal or local; wider heads: sliding windows only (causal d128 lost) */
+    const int max_keys = p->head_dim <= 64 ? ONE_CONSUMER_MAX_ATTENDED_KEYS
+                         : p->window_left >= 0 ? ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS
+                                               : 0;
+    int widths[MAX_WIDTHS];
+    if (attended_keys(p) > max_keys || block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) == 0) return 2;
+    const int64_t tiles = count_tiles(p, ATTN_FWD_ROWS_PER_CONSUMER).tiles;
     return tiles >= ONE_CONSUMER_MIN_TILES_PER_SM * static_cast<int64_t>(fc_sm_count(context)) ? 1 : 2;
   }
   const int consumers = p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? (p->seqlen_q >= WIDE_TILE_MIN_SEQLEN ? 3 : 2)
                                                              : (p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q ? 4 : 2);
-  return consumers != 2 && block_n_for(p->head_dim, p->head_dim_v, consumers, p->seqlen_k, 0) != 0 ? consumers : 2;
+  int widths[MAX_WIDTHS];
+  return consumers != 2 && block_widths(p->head_dim, p->head_dim_v, consumers, 0, widths) != 0 ? consumers : 2;
 }
 
 /* The instance for problem p, (d, d_v) aside: its consumer count (consumers_for_problem's, or
@@ -181,23 +229,20 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   return choice;
 }
 
-/* Is (d, d_v, BLOCK_N, consumers) built (ATTN_FWD_INSTANCES)? */
-bool instance_built(int head_dim, int head_dim_v, int block_n, int consumers) {
-#define ATTN_FWD_BUILT(d, dv, n, c) \
+/* Is (d, d_v, BLOCK_N, consumers) built (ATTN_FWD_INSTANCES), and also with the stream-K tail
+ * (ATTN_FWD_STREAM_K_INSTANCES)? */
+#define ATTN_FWD_MATCH(d, dv, n, c) \
   if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) return true;
-  ATTN_FWD_INSTANCES(ATTN_FWD_BUILT)
-#undef ATTN_FWD_BUILT
+bool instance_built(int head_dim, int head_dim_v, int block_n, int consumers) {
+  ATTN_FWD_INSTANCES(ATTN_FWD_MATCH)
   return false;
 }
 
-/* Is (d, d_v, BLOCK_N, consumers) also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES)? */
 bool stream_k_built(int head_dim, int head_dim_v, int block_n, int consumers) {
-#define ATTN_FWD_SK_BUILT(d, dv, n, c) \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) return true;
-  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_SK_BUILT)
-#undef ATTN_FWD_SK_BUILT
+  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_MATCH)
   return false;
 }
+#undef ATTN_FWD_MATCH
 
 /* The kernel for (dtype, d, d_v, BLOCK_N, consumers), with or without the stream-K tail, or
  * NULL when it is not built. */
@@ -390,21 +435,6 @@ flashc_status encode_packed(const fc_cuda_context* context, flashc_dtype dtype, 
   return fc_tensor_map_encode_tiled(&context->tensor_map_encoder, &desc, map);
 }
 
-/* Pack-GQA (FlashAttention-3's pack_gqa): the query heads of one KV head share a tile when the
- * group is a power of two dividing BLOCK_M. pack_gqa = 1 asks for it wherever possible; −1
- * (default) takes it when it means fewer tiles (short queries: a decode step with 8 query heads
- * per KV head runs 1 tile instead of 8); 0 never. The result is the same either way. Returns
- * log2 of the pack (0: none). */
-int pack_shift_for(const fc_attn_problem* p, int block_m) {
-  const int group = p->heads_q / p->heads_kv;
-  if (p->pack_gqa == 0 || group <= 1 || (group & (group - 1)) != 0 || block_m % group != 0) return 0;
-  const int64_t unpacked_tiles = static_cast<int64_t>((p->seqlen_q + block_m - 1) / block_m) * group;
-  const int64_t packed_tiles = (static_cast<int64_t>(p->seqlen_q) * group + block_m - 1) / block_m;
-  if (p->pack_gqa < 0 && packed_tiles >= unpacked_tiles) return 0;
-  int shift = 0;
-  while ((1 << shift) < group) ++shift;
-  return shift;
-}
 
 /* The stream-K tail (attn_fwd_stream_k.cuh) of a uniform grid: tiles [first_tile, tiles) are
  * split into units of one key block, tile_blocks per tile, `units` in all, spread over the
@@ -479,10 +509,11 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
     plan.stream_k = stream_k_plan{false, 0, 0, 0};
     return plan;
   }
-  plan.pack_shift = pack_shift_for(p, plan.tile.block_m);
-  plan.packed_rows = static_cast<int64_t>(p->seqlen_q) << plan.pack_shift;
-  plan.m_blocks = (plan.packed_rows + plan.tile.block_m - 1) / plan.tile.block_m;
-  plan.tiles = plan.m_blocks * (p->heads_q >> plan.pack_shift) * p->batch;
+  const tile_count count = count_tiles(p, plan.tile.block_m);
+  plan.pack_shift = count.pack_shift;
+  plan.packed_rows = count.packed_rows;
+  plan.m_blocks = count.m_blocks;
+  plan.tiles = count.tiles;
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
   const int64_t split_tiles = plan.tiles * plan.num_splits;
   const int64_t slots = cta_slots(context, p->head_dim, plan.consumers);

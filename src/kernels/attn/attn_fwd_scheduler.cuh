@@ -30,8 +30,9 @@
  * Dynamic (causal, local, varlen: tiles of unequal cost): after its first tile (blockIdx.x) a
  * CTA takes grid + atomicAdd(counter, 1), a counter in the workspace that CTA 0 zeroes at the
  * start of the launch (attn_fwd_reset_tile_counter, attn_fwd_next_tile). CTAs then stay on
- * neighbouring tiles — unequal tiles no longer let them drift across heads until their K/V overflow L2 (measured: bf16 d128 causal 16k fell from
- * 570 to 422 TFLOP/s with the static order) — and the load is balanced.
+ * neighbouring tiles — unequal tiles no longer let them drift across heads until their K/V
+ * overflow L2 (measured: bf16 d128 causal 16k fell from 570 to 422 TFLOP/s with the static
+ * order) — and the load is balanced.
  *
  * Hand-off: the producer thread picks each tile (skipping varlen query blocks past their
  * sequence), decodes it into a job in shared memory (attn_fwd_job, attn_fwd_mainloop.cuh)
