@@ -33,8 +33,9 @@
 #define BENCH_PROGRAM "attn_timeline"
 #include "bench_util.h"
 
-static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {"?",        "tile",     "turn",     "issued",  "s_ready",
-                                                          "softmax", "pv_ready", "epilogue", "o_staged"};
+static const char* const EVENT_NAMES[ATTN_EVENT_COUNT] = {
+    "?",        "tile",     "turn",     "issued",  "s_ready", "softmax", "pv_ready",
+    "epilogue", "o_staged", "finished", "buffer",  "written", "fenced",  "prologue"};
 
 typedef struct entry {
   uint64_t cycle;

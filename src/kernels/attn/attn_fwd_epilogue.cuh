@@ -96,6 +96,7 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
   if constexpr (T::O_SEPARATE) {
     if (tma_store && thread == 0) tma_wait_group_read<0>();
     named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
+    attn_fwd_stamp(timeline, ATTN_EVENT_BUFFER);
   } else if constexpr (T::O_PASS0_IN_K_SLOT) {
     /* The first pass goes to the K slot of the tile's last S, once every consumer has read it. */
     if (!no_staging) mbarrier_wait_parity(sm.k_slot_read, k_slot_read_parity);
@@ -169,7 +170,9 @@ static __device__ __forceinline__ void attn_fwd_store_output(const attn_fwd_para
           *reinterpret_cast<uint32_t*>(pass_staging + offset) = pack(j, half);
         }
     }
+    if (pass == 0) attn_fwd_stamp(timeline, ATTN_EVENT_WRITTEN);
     if (tma_store) fence_proxy_async_shared_cta(); /* the TMA store (async proxy) reads these writes */
+    if (pass == 0) attn_fwd_stamp(timeline, ATTN_EVENT_FENCED);
     named_barrier_sync(ATTN_FWD_BARRIER_EPILOGUE_0 + consumer, ATTN_FWD_WARPGROUP_THREADS);
     if (pass == 0) attn_fwd_stamp(timeline, ATTN_EVENT_O_STAGED);
 
@@ -262,6 +265,7 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
                                                          attn_fwd_consumer_state& state) {
   float normalizer[2], lse[2];
   attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
+  attn_fwd_stamp(state.timeline, ATTN_EVENT_FINISHED);
 
   const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */
   const int fragment_row = tile_row0 + 16 * (thread / 32) + (thread % 32) / 4;

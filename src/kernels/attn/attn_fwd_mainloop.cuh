@@ -465,6 +465,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
         s, rows, p.softmax_scale_log2, o_scale);
   };
 
+  attn_fwd_stamp(state.timeline, ATTN_EVENT_PROLOGUE);
   /* First block: S only. */
   {
     const int stage = attn_fwd_uniform_stage(state.k_position);
