@@ -167,6 +167,17 @@ struct attn_fwd_tile {
   /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
    * (ATTN_FWD_STREAM_K_INSTANCES). */
   static constexpr bool STREAM_K = StreamK;
+  /* The rows' full sums and 1/l (attn_softmax_normalizer) and their LSE (attn_softmax_lse)
+   * computed while the tile's last P·V runs rather than after it: the rows are final once the
+   * last softmax is done, and this is a chain of shuffles, a reciprocal and a logarithm that
+   * queue behind the other consumer's softmax (~700 cycles of a consumer's tile boundary at
+   * d128 1k, event timeline, 20th session). H200, ab_attn against the session's main, bf16:
+   * d64 causal 1k / 2k +4.0 / +2.9 %, d96 1k +2.4 %, d128 1k +1.7 %, d256 ±0. The d128 128-key
+   * consumer spilled 4 bytes with the LSE moved too, so only 1/l moves there (+1.3 % at 1k, the
+   * LSE in the epilogue cost the others ~1 %). Not in the stream-K kernels, whose pieces merge
+   * rows after the loop. */
+  static constexpr bool EARLY_NORMALIZER = !StreamK;
+  static constexpr bool EARLY_LSE = EARLY_NORMALIZER && !(HeadDim == 128 && BlockN == 128);
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

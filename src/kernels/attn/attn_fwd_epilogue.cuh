@@ -262,9 +262,11 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
                                                          const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
                                                          int m0, int consumer, int thread, int held_v_stage,
                                                          float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
-                                                         attn_fwd_consumer_state& state) {
-  float normalizer[2], lse[2];
-  attn_softmax_finish(rows, p.logit_scale, normalizer, lse);
+                                                         attn_softmax_result& finished, attn_fwd_consumer_state& state) {
+  if constexpr (!T::EARLY_NORMALIZER) attn_softmax_normalizer(rows, finished);
+  if constexpr (!T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
+  const float(&normalizer)[2] = finished.normalizer;
+  const float(&lse)[2] = finished.lse;
   attn_fwd_stamp(state.timeline, ATTN_EVENT_FINISHED);
 
   const int tile_row0 = consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* this warpgroup's first row in the tile */

@@ -414,6 +414,15 @@ static __device__ __forceinline__ void attn_fwd_release_deferred_v_slot(const at
   }
 }
 
+/* What of the rows' end attn_fwd_tile::EARLY_NORMALIZER and EARLY_LSE move into the key loop's
+ * last block; attn_fwd_epilogue does the rest. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd_params& p, attn_softmax_rows& rows,
+                                                                  attn_softmax_result& finished) {
+  if constexpr (T::EARLY_NORMALIZER) attn_softmax_normalizer(rows, finished);
+  if constexpr (T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
+}
+
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
  * softmax rows. A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
  * this consumer still holds for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the
@@ -423,11 +432,13 @@ template <int Input, class T>
 static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,
                                                         int consumer, int thread, attn_fwd_consumer_state& state,
-                                                        float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows) {
+                                                        float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
+                                                        attn_softmax_result& finished) {
 #pragma unroll
   for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   attn_softmax_init(rows);
   if (end <= first) { /* (the caller waited for Q) */
+    attn_fwd_finish_rows_early<T>(p, rows, finished);
     attn_fwd_release_q_early(sm);
     attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
     return -1;
@@ -553,6 +564,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
+    attn_fwd_finish_rows_early<T>(p, rows, finished); /* the rows are final: under the last P·V */
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);

@@ -176,16 +176,40 @@ static __device__ __forceinline__ void attn_rescale_rows(float (&o)[Count], cons
   }
 }
 
-/* End of the row: full sums, the normalizer 1/l (0 for a row that saw no key) and the LSE. */
-static __device__ __forceinline__ void attn_softmax_finish(attn_softmax_rows& rows, float logit_scale,
-                                                           float (&normalizer)[2], float (&lse)[2]) {
+/* What the epilogue takes from a tile's rows: 1/l per row (0 for a row that saw no key) and the
+ * LSE (natural log, −inf for such a row). */
+struct attn_softmax_result {
+  float normalizer[2];
+  float lse[2];
+};
+
+/* Whether row `half` saw no visible key (its LSE is −inf, its 1/l 0). */
+static __device__ __forceinline__ bool attn_softmax_row_empty(const attn_softmax_rows& rows, int half) {
+  return rows.sum[half] == 0.0f || rows.max[half] == -INFINITY;
+}
+
+/* End of a tile's rows, first half: the full row sums (the quad's partial sums added, held in
+ * rows.sum by every lane of the quad from here on) and the normalizer 1/l (0 for a row that saw
+ * no key). 1/l by the hardware reciprocal (__fdividef: MUFU.RCP, ~1 ulp; l is a sum of at most
+ * seqlen_k terms ≤ 1, far below its 2^126 limit): the correctly rounded 1.0f / l added a
+ * slow-path call whose registers made the d128 128-key consumer spill once this moved under
+ * the tile's last P·V (attn_fwd_tile::EARLY_NORMALIZER). */
+static __device__ __forceinline__ void attn_softmax_normalizer(attn_softmax_rows& rows, attn_softmax_result& result) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const float sum = attn_quad_sum(rows.sum[half]);
-    const bool empty = sum == 0.0f || rows.max[half] == -INFINITY;
-    normalizer[half] = empty ? 0.0f : 1.0f / sum;
-    lse[half] = empty ? -INFINITY : fmaf(rows.max[half], logit_scale, __log2f(sum) * ATTN_LN2);
+    rows.sum[half] = attn_quad_sum(rows.sum[half]);
+    result.normalizer[half] = attn_softmax_row_empty(rows, half) ? 0.0f : __fdividef(1.0f, rows.sum[half]);
   }
+}
+
+/* Second half: the LSE (natural log, −inf for a row that saw no key) of rows whose sums are
+ * full (after attn_softmax_normalizer). */
+static __device__ __forceinline__ void attn_softmax_lse(const attn_softmax_rows& rows, float logit_scale,
+                                                        attn_softmax_result& result) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+    result.lse[half] = attn_softmax_row_empty(rows, half) ? -INFINITY
+                                                   : fmaf(rows.max[half], logit_scale, __log2f(rows.sum[half]) * ATTN_LN2);
 }
 
 #endif

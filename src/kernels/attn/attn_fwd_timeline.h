@@ -31,7 +31,7 @@ enum attn_fwd_event {
   ATTN_EVENT_PV_READY = 6,  /* P·V of the previous block completed */
   ATTN_EVENT_EPILOGUE = 7,  /* the tile's O and LSE are out */
   ATTN_EVENT_O_STAGED = 8,  /* the epilogue staged O in shared memory (unsplit tiles), before its store */
-  ATTN_EVENT_FINISHED = 9,  /* the epilogue has 1/l and the LSE (attn_softmax_finish) */
+  ATTN_EVENT_FINISHED = 9,  /* the epilogue has 1/l and the LSE (attn_softmax_normalizer, _lse) */
   ATTN_EVENT_BUFFER = 10,   /* the epilogue may write its staging buffer (waits and barrier passed) */
   ATTN_EVENT_WRITTEN = 11,  /* the epilogue wrote O (first pass) into the staging buffer */
   ATTN_EVENT_FENCED = 12,   /* ... and fenced it for the TMA store (before the warpgroup's barrier) */
