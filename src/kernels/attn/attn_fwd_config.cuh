@@ -174,10 +174,12 @@ struct attn_fwd_tile {
    * d128 1k, event timeline, 20th session). H200, ab_attn against the session's main, bf16:
    * d64 causal 1k / 2k +4.0 / +2.9 %, d96 1k +2.4 %, d128 1k +1.7 %, d256 ±0. The d128 128-key
    * consumer spilled 4 bytes with the LSE moved too, so only 1/l moves there (+1.3 % at 1k, the
-   * LSE in the epilogue cost the others ~1 %). Not in the stream-K kernels, whose pieces merge
-   * rows after the loop. */
-  static constexpr bool EARLY_NORMALIZER = !StreamK;
-  static constexpr bool EARLY_LSE = EARLY_NORMALIZER && !(HeadDim == 128 && BlockN == 128);
+   * LSE in the epilogue cost the others ~1 %). In the stream-K kernels whole tiles do the same;
+   * pieces merge their rows after the loop (attn_fwd_rows_end_in_loop). */
+  static constexpr bool EARLY_LSE = !(HeadDim == 128 && BlockN == 128);
+  /* ... except the 4-consumer stream-K kernel, whose 112-register consumers spilled 28–40 bytes
+   * with the runtime choice: it ends every tile's rows in the epilogue. */
+  static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && StreamK);
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -122,7 +122,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     state.timeline = attn_fwd_timeline_open(params, consumer * ATTN_FWD_WARPGROUP_THREADS + thread);
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
-    attn_softmax_result finished; /* 1/l and LSE of the thread's rows (attn_fwd_tile::EARLY_NORMALIZER, EARLY_LSE) */
+    attn_softmax_result finished; /* 1/l and LSE of the thread's rows (attn_fwd_finish_rows_early, EARLY_LSE) */
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
       const attn_fwd_job* job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase));
@@ -132,10 +132,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
       if constexpr (T::EPILOGUE_REREADS_JOB) {
         int held_v_stage;
+        const bool rows_end_in_loop =
+            attn_fwd_rows_end_in_loop<T>(attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u)));
         {
           const attn_fwd_sequence seq = job->seq;
           held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first,
-                                                    job->end, consumer, thread, state, o, rows, finished);
+                                                    job->end, consumer, thread, state, o, rows, rows_end_in_loop,
+                                                    finished);
         }
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
@@ -145,16 +148,18 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, held_v_stage,
-                                    o, rows, finished, state);
+                                    o, rows, rows_end_in_loop, finished, state);
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
-        const int held_v_stage =
-            attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread, state, o, rows, finished);
+        const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
+        const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread,
+                                                            state, o, rows, rows_end_in_loop, finished);
         if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
-        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, finished, state);
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, rows_end_in_loop,
+                                    finished, state);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }

@@ -414,18 +414,31 @@ static __device__ __forceinline__ void attn_fwd_release_deferred_v_slot(const at
   }
 }
 
-/* What of the rows' end attn_fwd_tile::EARLY_NORMALIZER and EARLY_LSE move into the key loop's
- * last block; attn_fwd_epilogue does the rest. */
+/* Whether the key loop ends a tile's rows itself (attn_fwd_finish_rows_early), from the tile's
+ * stream-K role: a whole tile's rows are final after its last softmax; a piece's are merged with
+ * the other pieces' first, so its epilogue ends them (attn_fwd_epilogue). The caller reads the
+ * role before the key loop: with one job slot the producer rewrites it once Q is released, before
+ * the epilogue. Constant in the plain kernels. */
 template <class T>
-static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd_params& p, attn_softmax_rows& rows,
+static __device__ __forceinline__ bool attn_fwd_rows_end_in_loop(int piece) {
+  return T::WHOLE_TILE_ROWS_END_IN_LOOP && piece == ATTN_FWD_PIECE_WHOLE;
+}
+
+/* The rows' end moved into the key loop's last block, under its P·V: their full sums and 1/l,
+ * and (attn_fwd_tile::EARLY_LSE) the LSE; attn_fwd_epilogue does the rest. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd_params& p, bool rows_end_in_loop,
+                                                                  attn_softmax_rows& rows,
                                                                   attn_softmax_result& finished) {
-  if constexpr (T::EARLY_NORMALIZER) attn_softmax_normalizer(rows, finished);
-  if constexpr (T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
+  if (rows_end_in_loop) {
+    attn_softmax_normalizer(rows, finished);
+    if constexpr (T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
+  }
 }
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
- * softmax rows, and in `finished` what attn_fwd_finish_rows_early computes of the rows' end
- * (under the last P·V). A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
+ * softmax rows, and with rows_end_in_loop (attn_fwd_rows_end_in_loop) in `finished` what
+ * attn_fwd_finish_rows_early computes of the rows' end (under the last P·V). A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
  * this consumer still holds for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the
  * slot of the last P·V, not released yet), or −1; with O_PASS0_IN_K_SLOT it holds the K slot
  * of the last S too, the same index (the K and V rings advance together, once per block). */
@@ -434,12 +447,12 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,
                                                         int consumer, int thread, attn_fwd_consumer_state& state,
                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
-                                                        attn_softmax_result& finished) {
+                                                        bool rows_end_in_loop, attn_softmax_result& finished) {
 #pragma unroll
   for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   attn_softmax_init(rows);
   if (end <= first) { /* (the caller waited for Q) */
-    attn_fwd_finish_rows_early<T>(p, rows, finished);
+    attn_fwd_finish_rows_early<T>(p, rows_end_in_loop, rows, finished);
     attn_fwd_release_q_early(sm);
     attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
     return -1;
@@ -565,7 +578,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
-    attn_fwd_finish_rows_early<T>(p, rows, finished); /* the rows are final: under the last P·V */
+    attn_fwd_finish_rows_early<T>(p, rows_end_in_loop, rows, finished); /* the rows are final: under the last P·V */
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);

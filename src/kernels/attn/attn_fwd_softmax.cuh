@@ -193,7 +193,7 @@ static __device__ __forceinline__ bool attn_softmax_row_empty(const attn_softmax
  * no key). 1/l by the hardware reciprocal (__fdividef: MUFU.RCP, ~1 ulp; l is a sum of at most
  * seqlen_k terms ≤ 1, far below its 2^126 limit): the correctly rounded 1.0f / l added a
  * slow-path call whose registers made the d128 128-key consumer spill once this moved under
- * the tile's last P·V (attn_fwd_tile::EARLY_NORMALIZER). */
+ * the tile's last P·V (attn_fwd_finish_rows_early). */
 static __device__ __forceinline__ void attn_softmax_normalizer(attn_softmax_rows& rows, attn_softmax_result& result) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
