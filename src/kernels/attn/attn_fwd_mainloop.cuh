@@ -438,10 +438,11 @@ static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd
 
 /* The whole key loop of one tile for consumer warpgroup `consumer`: O (unnormalized) and the
  * softmax rows, and with rows_end_in_loop (attn_fwd_rows_end_in_loop) in `finished` what
- * attn_fwd_finish_rows_early computes of the rows' end (under the last P·V). A tile with no visible key leaves O = 0 and the rows empty. Returns the V slot
- * this consumer still holds for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the
- * slot of the last P·V, not released yet), or −1; with O_PASS0_IN_K_SLOT it holds the K slot
- * of the last S too, the same index (the K and V rings advance together, once per block). */
+ * attn_fwd_finish_rows_early computes of the rows' end (under the last P·V). A tile with no
+ * visible key leaves O = 0 and the rows empty. Returns the V slot this consumer still holds
+ * for the epilogue's O staging (attn_fwd_tile::O_IN_V_SLOT: the slot of the last P·V, not
+ * released yet), or −1; with O_PASS0_IN_K_SLOT it holds the K slot of the last S too, the same
+ * index (the K and V rings advance together, once per block). */
 template <int Input, class T>
 static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p, const attn_fwd_smem& sm,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,

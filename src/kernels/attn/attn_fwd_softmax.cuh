@@ -208,8 +208,9 @@ static __device__ __forceinline__ void attn_softmax_lse(const attn_softmax_rows&
                                                         attn_softmax_result& result) {
 #pragma unroll
   for (int half = 0; half < 2; ++half)
-    result.lse[half] = attn_softmax_row_empty(rows, half) ? -INFINITY
-                                                   : fmaf(rows.max[half], logit_scale, __log2f(rows.sum[half]) * ATTN_LN2);
+    result.lse[half] = attn_softmax_row_empty(rows, half)
+                           ? -INFINITY
+                           : fmaf(rows.max[half], logit_scale, __log2f(rows.sum[half]) * ATTN_LN2);
 }
 
 #endif
