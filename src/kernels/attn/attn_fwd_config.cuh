@@ -180,6 +180,10 @@ struct attn_fwd_tile {
   /* ... except the 4-consumer stream-K kernel, whose 112-register consumers spilled 28–40 bytes
    * with the runtime choice: it ends every tile's rows in the epilogue. */
   static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && StreamK);
+  /* A tile's first P·V overwrites O (wgmma accumulate = 0) instead of O being zeroed in the
+   * key loop's set-up, one move per accumulator; the 3-consumer stream-K kernel (128 registers)
+   * spilled 16 bytes without the zeroing, so it keeps it. */
+  static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && StreamK;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -257,9 +257,10 @@ static __device__ __forceinline__ void attn_wgmma_ss(float (&acc)[N], uint64_t d
 }
 
 template <int Input, int N>
-static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint32_t (&a)[4], uint64_t desc_b) {
-  if constexpr (Input == ATTN_INPUT_BF16) wgmma_rs_bf16<1>(acc, a, desc_b, 1u);
-  else wgmma_rs_f16<1>(acc, a, desc_b, 1u);
+static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint32_t (&a)[4], uint64_t desc_b,
+                                                     uint32_t accumulate) {
+  if constexpr (Input == ATTN_INPUT_BF16) wgmma_rs_bf16<1>(acc, a, desc_b, accumulate);
+  else wgmma_rs_f16<1>(acc, a, desc_b, accumulate);
 }
 
 /* S = Q·Kᵀ for this consumer's 64 rows (issue only), from the descriptors of Q and of the K
@@ -277,14 +278,15 @@ static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[T::S_ACCUMUL
 }
 
 /* O += P·V (issue only) from the descriptor of the V slot at key 0; V is MN-major (contiguous
- * along d_v). */
+ * along d_v). accumulate = 0 (the tile's first P·V) makes it O = P·V: O is never zeroed. */
 template <int Input, class T>
 static __device__ __forceinline__ void attn_fwd_issue_pv(float (&o)[T::O_ACCUMULATORS],
-                                                         const uint32_t (&p)[T::PV_STEPS][4], uint64_t desc_v0) {
+                                                         const uint32_t (&p)[T::PV_STEPS][4], uint64_t desc_v0,
+                                                         uint32_t accumulate) {
 #pragma unroll
   for (int step = 0; step < T::PV_STEPS; ++step) {
     const uint64_t desc_v = smem_desc_advance_low(desc_v0, smem_mn_major_offset(T::V_SWIZZLE, step * T::K_PER_WGMMA));
-    attn_wgmma_rs<Input, T::O_ACCUMULATORS>(o, p[step], desc_v);
+    attn_wgmma_rs<Input, T::O_ACCUMULATORS>(o, p[step], desc_v, step == 0 ? accumulate : 1u);
   }
 }
 
@@ -449,10 +451,14 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
                                                         int consumer, int thread, attn_fwd_consumer_state& state,
                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
                                                         bool rows_end_in_loop, attn_softmax_result& finished) {
+  auto zero_o = [&] {
 #pragma unroll
-  for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
+    for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
+  };
+  if constexpr (T::ZERO_O_AT_TILE_START) zero_o(); /* else the tile's first P·V writes O (accumulate = 0) */
   attn_softmax_init(rows);
   if (end <= first) { /* (the caller waited for Q) */
+    if constexpr (!T::ZERO_O_AT_TILE_START) zero_o();
     attn_fwd_finish_rows_early<T>(p, rows_end_in_loop, rows, finished);
     attn_fwd_release_q_early(sm);
     attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
@@ -512,6 +518,9 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     if (first == end - 1) attn_fwd_release_q_early(sm);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
+    /* O holds nothing until the tile's first P·V overwrites it (accumulate = 0): nothing to
+     * rescale. */
+    o_rescale = false;
     attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
     attn_fwd_pack_p<Input, T>(pfrag, s);
   }
@@ -544,7 +553,8 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
+    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
+                                n == end - 2 ? 0u : 1u);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
@@ -575,7 +585,8 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES));
+    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
+                                first == end - 1 ? 0u : 1u);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
