@@ -156,6 +156,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_q);
   tma_prefetch_map(&p.map_k);
   tma_prefetch_map(&p.map_v);
+  if (p.o_tma_store) tma_prefetch_map(&p.map_o); /* the consumers' O stores (the same SM's descriptor cache) */
   ring_position k_position = {0, 0}, v_position = {0, 0};
   uint32_t q_phase = 0;
   /* A job: its decoded tile beside its Q, then its key blocks [first, end) from the last one
