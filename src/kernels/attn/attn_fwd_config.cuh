@@ -108,9 +108,6 @@ struct attn_fwd_tile {
    * 80-key one's would not, nor d128's two) causal 512 +1.1 %, 1k–4k ±0.1 % (19th session). Deeper rings for
    * the 2-consumer instances: d64 ±0 at 1k, −2 to −3 % at 4k/16k (5th session). */
   static constexpr int STAGES = Consumers == 4 || (Consumers == 1 && BlockN == 64 && HeadDim == 64) ? 3 : 2;
-  /* The barrier area: the ring's 4 · STAGES barriers and Q's two, the jobs and the softmax pins
-   * (static_assert in attn_fwd_kernel.cuh); 256 bytes hold a two-stage ring's. */
-  static constexpr uint32_t BARRIER_BYTES = STAGES > 2 ? 2u * ATTN_FWD_SMEM_BARRIER_BYTES : ATTN_FWD_SMEM_BARRIER_BYTES;
   /* Ping-pong of the consumer warpgroups' wgmma issues (attn_fwd_mainloop.cuh), as
    * FlashAttention-3 does for 16-bit inputs with d ≤ 128. Off: since the softmax runs under
    * P·V (the pin) and the per-block work shrank, the turns only delay issue (H200, same
@@ -159,11 +156,6 @@ struct attn_fwd_tile {
    * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
    * with it, so the others keep them in registers. */
   static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
-  /* Job slots in shared memory (attn_fwd_mainloop.cuh): two alternate by the q_full phase where
-   * the epilogue reads its job again after the key loop; one elsewhere (two cost the other
-   * instances up to 0.9 % in the 14th session's A/B, through a phase-dependent job address). */
-  static constexpr unsigned JOB_SLOTS = EPILOGUE_REREADS_JOB ? 2u : 1u;
-  static __device__ __forceinline__ unsigned job_slot(unsigned q_phase) { return q_phase & (JOB_SLOTS - 1u); }
   /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
    * (ATTN_FWD_STREAM_K_INSTANCES). */
   static constexpr bool STREAM_K = StreamK;
@@ -209,7 +201,7 @@ struct attn_fwd_tile {
   static constexpr uint32_t V_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(V_SWIZZLE);
   static constexpr uint32_t O_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(V_SWIZZLE); /* O staging, per V_BOX_INNER columns */
 
-  /* Layout: [Q | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
+  /* Layout: [Q buffers | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
    * stages O (each consumer in its own 64 rows, in the swizzled block layout of V's rows) in a
    * buffer of its own where shared memory allows (d ≤ 128 and (192, 128)). Otherwise (d = 192,
    * 256) in the slots of the tile's last S and last P·V (O_IN_V_SLOT, O_PASS0_IN_K_SLOT), which
@@ -220,8 +212,41 @@ struct attn_fwd_tile {
    * the 16th session O took Q's place there, and the next Q loaded only after both epilogues:
    * ncu, d256 full 512, 11.7 % of the warp samples waited for it.) */
   static constexpr uint32_t O_BYTES = BLOCK_M * HeadDimV * ELEMENT_BYTES;
+  /* Q buffers: two for d128 where shared memory holds them beside the K/V rings and O's own
+   * buffer (the 128-key instance), so the next tile's Q (and its job) loads while this tile's
+   * key loop runs instead of after its last S: the consumers waited ~310 cycles for it at every
+   * tile boundary (d128 1k, event timeline, 20th session). H200, ab_attn against one buffer,
+   * bf16 / fp16, two calls: d128 causal 512 / 1k +0.9–1.1 / +0.9–1.2 %, full 512 / 1k ±0.3 %
+   * (predicted +2 %: the wait moved rather than vanished). d64 (one-consumer causal instances:
+   * −0.5 to −0.9 % in both dtypes) and d96 (±0.4 %) keep one. Not in the stream-K kernels, nor
+   * where the epilogue reads its job again after the key loop (the job slots follow the Q
+   * buffers, and the producer rewrites a slot as soon as its Q is released). */
+  static constexpr uint32_t TWO_Q_BARRIER_BYTES = 2u * ATTN_FWD_SMEM_BARRIER_BYTES;
+  static constexpr unsigned Q_STAGES =
+      !StreamK && !EPILOGUE_REREADS_JOB && HeadDim >= 128 &&
+              ATTN_FWD_SMEM_ALIGNMENT + 2u * Q_BYTES + STAGES * (K_STAGE_BYTES + V_STAGE_BYTES) + O_BYTES +
+                      TWO_Q_BARRIER_BYTES <=
+                  SMEM_BYTES_LIMIT
+          ? 2u
+          : 1u;
+  /* The barrier area: the ring's 4 · STAGES barriers and Q's 2 · Q_STAGES, the jobs and the
+   * softmax pins (static_assert in attn_fwd_kernel.cuh); 256 bytes hold a two-stage ring's with
+   * one Q buffer. */
+  static constexpr uint32_t BARRIER_BYTES =
+      STAGES > 2 || Q_STAGES > 1 ? 2u * ATTN_FWD_SMEM_BARRIER_BYTES : ATTN_FWD_SMEM_BARRIER_BYTES;
+  /* Job slots in shared memory (attn_fwd_mainloop.cuh), indexed by the count of tiles taken: one
+   * per Q buffer, or two alternating where the epilogue reads its job again after the key loop;
+   * one elsewhere (two cost the other instances up to 0.9 % in the 14th session's A/B, through
+   * a count-dependent job address). */
+  static constexpr unsigned JOB_SLOTS = EPILOGUE_REREADS_JOB || Q_STAGES > 1 ? 2u : 1u;
+  static_assert(!(EPILOGUE_REREADS_JOB && Q_STAGES > 1), "a re-read job needs more slots than Q buffers");
+  /* Tile number `count` of this CTA (0, 1, ...): its Q buffer, the parity of that buffer's
+   * q_full / q_empty phase, and its job slot. */
+  static __device__ __forceinline__ unsigned q_stage(unsigned count) { return count & (Q_STAGES - 1u); }
+  static __device__ __forceinline__ unsigned q_parity(unsigned count) { return (count / Q_STAGES) & 1u; }
+  static __device__ __forceinline__ unsigned job_slot(unsigned count) { return count & (JOB_SLOTS - 1u); }
   static constexpr uint32_t Q_OFFSET = 0;
-  static constexpr uint32_t K_OFFSET = Q_OFFSET + Q_BYTES;
+  static constexpr uint32_t K_OFFSET = Q_OFFSET + Q_STAGES * Q_BYTES;
   static constexpr uint32_t V_OFFSET = K_OFFSET + STAGES * K_STAGE_BYTES;
   static constexpr uint32_t KV_END = V_OFFSET + STAGES * V_STAGE_BYTES;
   static constexpr bool O_SEPARATE =

@@ -70,8 +70,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v = smem + T::V_OFFSET;
   uint64_t* barriers = reinterpret_cast<uint64_t*>(smem + T::BARRIER_OFFSET);
   sm.q_full = barriers;
-  sm.q_empty = barriers + 1;
-  sm.k_full = barriers + 2;
+  sm.q_empty = barriers + T::Q_STAGES;
+  sm.k_full = barriers + 2 * T::Q_STAGES;
   sm.k_empty = sm.k_full + T::STAGES;
   sm.v_full = sm.k_empty + T::STAGES;
   sm.v_empty = sm.v_full + T::STAGES;
@@ -79,14 +79,17 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
   sm.v_slot_read = sm.k_slot_read + 1;
   sm.job = reinterpret_cast<attn_fwd_job*>(sm.v_empty + T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0));
   sm.softmax_pins = reinterpret_cast<int*>(attn_fwd_job_at<T>(sm, T::JOB_SLOTS));
-  static_assert((2 + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0)) * sizeof(uint64_t) +
+  static_assert((2 * T::Q_STAGES + 4 * T::STAGES + (T::O_PASS0_IN_K_SLOT ? 2 : 0)) * sizeof(uint64_t) +
                         T::JOB_SLOTS * attn_fwd_job_stride<T>() + T::CONSUMER_THREADS / 32 * sizeof(int) <=
                     T::BARRIER_BYTES,
                 "barrier space: barriers, the handed-over jobs (and pieces' roles) and the softmax pins");
 
   if (threadIdx.x == 0) {
-    mbarrier_init(sm.q_full, 1);
-    mbarrier_init(sm.q_empty, attn_fwd_q_releases<T>());
+#pragma unroll
+    for (unsigned stage = 0; stage < T::Q_STAGES; ++stage) {
+      mbarrier_init(&sm.q_full[stage], 1);
+      mbarrier_init(&sm.q_empty[stage], attn_fwd_q_releases<T>());
+    }
 #pragma unroll
     for (int stage = 0; stage < T::STAGES; ++stage) {
       mbarrier_init(&sm.k_full[stage], 1);
@@ -125,15 +128,16 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_softmax_result finished; /* 1/l and LSE of the thread's rows (attn_fwd_finish_rows_early, EARLY_LSE) */
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
-      const attn_fwd_job* job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase));
-      mbarrier_wait_parity(sm.q_full, state.q_phase); /* this tile's Q, and the job beside it */
-      state.q_phase ^= 1u;
+      const attn_fwd_job* job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_count));
+      /* this tile's Q, and the job beside it */
+      mbarrier_wait_parity(&sm.q_full[T::q_stage(state.q_count)], T::q_parity(state.q_count));
+      ++state.q_count;
       if (job->first < 0) break;
       attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
       if constexpr (T::EPILOGUE_REREADS_JOB) {
         int held_v_stage;
         const bool rows_end_in_loop =
-            attn_fwd_rows_end_in_loop<T>(attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u)));
+            attn_fwd_rows_end_in_loop<T>(attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u)));
         {
           const attn_fwd_sequence seq = job->seq;
           held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first,
@@ -142,8 +146,8 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         }
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
-        const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_phase ^ 1u));
-        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
+        const attn_fwd_job* again = attn_fwd_job_at<T>(sm, T::job_slot(state.q_count - 1u));
+        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u));
         if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
@@ -152,7 +156,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
-        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_phase ^ 1u));
+        const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
         const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
         const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread,

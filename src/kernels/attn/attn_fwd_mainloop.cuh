@@ -4,8 +4,9 @@
  * Shared memory (attn_fwd_config.cuh): Q (BLOCK_M rows), a ring of STAGES K blocks and one of
  * STAGES V blocks (BLOCK_N keys each), every tile in the swizzled block layout of ptx_desc.cuh
  * (one TMA box per block of swizzle-span columns). Barriers, named by what they guard:
- *   q_full / q_empty         Q landed / both consumers are done with it: after their last
- *                            S = Q·Kᵀ of the tile
+ *   q_full[b] / q_empty[b]   Q in buffer b landed / both consumers are done with it: after
+ *                            their last S = Q·Kᵀ of the tile (Q_STAGES buffers, tiles taking
+ *                            them in turn)
  *   k_full[s] / k_empty[s]   K block in slot s landed / both consumers' S = Q·Kᵀ read it
  *   v_full[s] / v_empty[s]   likewise for V and O += P·V (with O staged in the slots,
  *                            attn_fwd_tile::O_IN_V_SLOT / O_PASS0_IN_K_SLOT, the tile's last K
@@ -16,7 +17,8 @@
  * split, attn_fwd_split_key_blocks) down to the first (the masked ones come first, so the
  * unmasked middle runs without compares), in the order the consumers need them: K(last), Q,
  * then K(n), V(n + 1) pairs, then V(first). K of a tile is requested before its Q so it
- * overlaps the previous tile's epilogue.
+ * overlaps the previous tile's epilogue; with two Q buffers Q comes first, since its buffer is
+ * free a tile ahead.
  *
  * Consumer warpgroup c (query rows 64c .. 64c + 63 of the tile), per key block n:
  *   issue S_n = Q·K_nᵀ (SS wgmma) and O += P_{n+1}·V_{n+1} (RS wgmma, P from registers);
@@ -59,13 +61,13 @@ struct attn_fwd_job {
  * epilogue's fields in registers through it: the 4-consumer instance spilled them), one
  * elsewhere. */
 struct attn_fwd_smem {
-  attn_fwd_job* job; /* the tile whose Q q_full announces (phase p: job[job_slot(p)]), decoded */
-  uint8_t* q;
+  attn_fwd_job* job; /* the tile whose Q q_full announces (tile count c: job[job_slot(c)]), decoded */
+  uint8_t* q;         /* Q_STAGES × Q_BYTES */
   uint8_t* o; /* O staging: its own buffer (attn_fwd_tile::O_SEPARATE), else unused (a V slot) */
   uint8_t* k; /* STAGES × K_STAGE_BYTES */
   uint8_t* v; /* STAGES × V_STAGE_BYTES */
-  uint64_t* q_full;
-  uint64_t* q_empty;
+  uint64_t* q_full;  /* [Q_STAGES] */
+  uint64_t* q_empty; /* [Q_STAGES] */
   uint64_t* k_full;
   uint64_t* k_empty;
   uint64_t* v_full;
@@ -158,7 +160,7 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   tma_prefetch_map(&p.map_v);
   if (p.o_tma_store) tma_prefetch_map(&p.map_o); /* the consumers' O stores (the same SM's descriptor cache) */
   ring_position k_position = {0, 0}, v_position = {0, 0};
-  uint32_t q_phase = 0;
+  uint32_t q_count = 0; /* tiles handed over (attn_fwd_tile::q_stage, q_parity, job_slot) */
   /* A job: its decoded tile beside its Q, then its key blocks [first, end) from the last one
    * down (the masked ones first). */
   auto produce_job = [&](const attn_fwd_tile_coord& tile, const attn_fwd_sequence& seq, int first, int end,
@@ -174,21 +176,25 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
           p, &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
           seq.k_batch);
     };
-    if (end > first) load_k(end - 1);
-    mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-    attn_fwd_job& job = *attn_fwd_job_at<T>(sm, T::job_slot(q_phase));
+    if (T::Q_STAGES == 1 && end > first) load_k(end - 1);
+    const unsigned q_stage = T::q_stage(q_count);
+    mbarrier_wait_parity(&sm.q_empty[q_stage], T::q_parity(q_count) ^ 1u);
+    attn_fwd_job& job = *attn_fwd_job_at<T>(sm, T::job_slot(q_count));
     job.tile = tile;
     job.seq = seq;
     job.first = first;
     job.end = end;
-    if constexpr (T::STREAM_K) *attn_fwd_job_piece<T>(sm, T::job_slot(q_phase)) = piece;
-    mbarrier_arrive_expect_tx(sm.q_full, T::Q_BYTES); /* (releases the job's stores) */
+    if constexpr (T::STREAM_K) *attn_fwd_job_piece<T>(sm, T::job_slot(q_count)) = piece;
+    uint64_t* q_full = &sm.q_full[q_stage];
+    uint8_t* q_buffer = sm.q + q_stage * T::Q_BYTES;
+    mbarrier_arrive_expect_tx(q_full, T::Q_BYTES); /* (releases the job's stores) */
 #pragma unroll
     for (int block = 0; block < T::QK_BLOCKS; ++block)
-      tma_load_5d(sm.q + block * T::Q_BLOCK_BYTES, &p.map_q, sm.q_full, block * T::QK_BOX_INNER, 0,
+      tma_load_5d(q_buffer + block * T::Q_BLOCK_BYTES, &p.map_q, q_full, block * T::QK_BOX_INNER, 0,
                   seq.q_row0 + ((tile.m_block * T::BLOCK_M) >> p.pack_shift), tile.q_head0 >> p.pack_shift,
                   seq.q_batch);
-    q_phase ^= 1u;
+    ++q_count;
+    if (T::Q_STAGES > 1 && end > first) load_k(end - 1);
     for (int n = end - 2; n >= first; --n) {
       load_k(n);
       load_v(n + 1);
@@ -241,9 +247,9 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
     }
   }
   /* No more tiles: tell the consumers through the job. */
-  mbarrier_wait_parity(sm.q_empty, q_phase ^ 1u);
-  attn_fwd_job_at<T>(sm, T::job_slot(q_phase))->first = -1;
-  mbarrier_arrive(sm.q_full);
+  mbarrier_wait_parity(&sm.q_empty[T::q_stage(q_count)], T::q_parity(q_count) ^ 1u);
+  attn_fwd_job_at<T>(sm, T::job_slot(q_count))->first = -1;
+  mbarrier_arrive(&sm.q_full[T::q_stage(q_count)]);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -327,10 +333,10 @@ static __device__ __forceinline__ void attn_fwd_release_k(const attn_fwd_smem& s
   }
 }
 
-/* Frees Q for the next tile's load once this thread's last S = Q·Kᵀ of the tile completed
- * (the epilogue stages O elsewhere: attn_fwd_tile::O_SEPARATE / O_IN_V_SLOT). */
-static __device__ __forceinline__ void attn_fwd_release_q_early(const attn_fwd_smem& sm) {
-  mbarrier_arrive(sm.q_empty);
+/* Frees Q buffer `q_stage` for a later tile's load once this thread's last S = Q·Kᵀ of the
+ * tile completed (the epilogue stages O elsewhere: attn_fwd_tile::O_SEPARATE / O_IN_V_SLOT). */
+static __device__ __forceinline__ void attn_fwd_release_q_early(const attn_fwd_smem& sm, unsigned q_stage) {
+  mbarrier_arrive(&sm.q_empty[q_stage]);
 }
 
 /* Zeroes rows [valid_rows, BLOCK_N) of a V slot (all of its column blocks); both consumer
@@ -394,7 +400,7 @@ static __device__ __forceinline__ int attn_fwd_uniform_stage(const ring_position
 /* Consumer state that lives across the tiles of a CTA. */
 struct attn_fwd_consumer_state {
   ring_position k_position, v_position;
-  uint32_t q_phase;
+  uint32_t q_count; /* tiles taken (the next one's Q buffer, phase and job: attn_fwd_tile::q_stage, ...) */
   uint32_t k_slot_read_phase; /* attn_fwd_smem::k_slot_read's and v_slot_read's next phase (O_PASS0_IN_K_SLOT) */
   int deferred_v_slot;        /* a V slot of O's last TMA store, not released yet (O_PASS0_IN_K_SLOT), or −1 */
   attn_fwd_timeline timeline; /* empty unless FLASHC_ATTN_TIMELINE */
@@ -458,17 +464,19 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   };
   if constexpr (T::ZERO_O_AT_TILE_START) zero_o(); /* else the tile's first P·V writes O (accumulate = 0) */
   attn_softmax_init(rows);
+  const unsigned q_stage = T::q_stage(state.q_count - 1u); /* this tile's Q buffer (the caller counted it) */
   if (end <= first) { /* (the caller waited for Q) */
     if constexpr (!T::ZERO_O_AT_TILE_START) zero_o();
     attn_fwd_finish_rows_early<T>(p, rows_end_in_loop, rows, finished);
-    attn_fwd_release_q_early(sm);
+    attn_fwd_release_q_early(sm, q_stage);
     attn_fwd_release_deferred_v_slot<T>(sm, state, thread);
     return -1;
   }
   if constexpr (T::O_PASS0_IN_K_SLOT) state.k_slot_read_phase ^= 1u; /* this tile's phase is the one before */
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
-  const uint32_t q_address = smem_u32(sm.q) + consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
+  const uint32_t q_address = smem_u32(sm.q) + q_stage * T::Q_BYTES +
+                             consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE);
   /* Descriptors at k = 0 of this consumer's Q rows and of ring slot 0; a slot is a fixed
    * offset further (smem_desc_advance_low). Warp-uniform by shuffle (see
    * attn_fwd_uniform_stage). */
@@ -516,7 +524,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release_k<T>(sm, stage, first == end - 1);
-    if (first == end - 1) attn_fwd_release_q_early(sm);
+    if (first == end - 1) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1);
     /* O holds nothing until the tile's first P·V overwrites it (accumulate = 0): nothing to
@@ -563,7 +571,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release_k<T>(sm, k_stage, n == first);
-    if (n == first) attn_fwd_release_q_early(sm);
+    if (n == first) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n);
     attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
