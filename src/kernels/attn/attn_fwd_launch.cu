@@ -444,15 +444,13 @@ struct stream_k_plan {
   int64_t first_tile, tile_blocks, units;
 };
 
-/* How a problem maps onto the instance's tiles: query rows packed 2^pack_shift query heads
- * deep (pack_shift_for), m_blocks query blocks per head slot, the unsplit tile count, the
- * split count, the persistent grid (a CTA per slot, cta_slots; at most one per tile of every
- * split) and the stream-K tail. Shared by the workspace query and the launch so that both agree. */
-struct tile_plan {
+/* How a problem maps onto the instance's tiles: its tile count (count_tiles: the pack, query
+ * blocks per head slot, unsplit tiles), the split count, the persistent grid (a CTA per slot,
+ * cta_slots; at most one per tile of every split) and the stream-K tail. Shared by the
+ * workspace query and the launch so that both agree. */
+struct tile_plan : tile_count {
   int block_n, consumers;
   tile_info tile;
-  int pack_shift;
-  int64_t packed_rows, m_blocks, tiles; /* tiles: unsplit */
   int num_splits;
   int64_t grid;
   stream_k_plan stream_k;
@@ -502,18 +500,13 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   plan.consumers = instance.consumers;
   plan.tile = tile_for(p->head_dim, p->head_dim_v, plan.block_n, plan.consumers);
   if (plan.tile.block_m == 0) { /* no instance (fc_attn_fwd_hopper_check refuses it): no tiles */
-    plan.pack_shift = 0;
-    plan.packed_rows = plan.m_blocks = plan.tiles = 0;
+    static_cast<tile_count&>(plan) = tile_count{0, 0, 0, 0};
     plan.num_splits = 1;
     plan.grid = 0;
     plan.stream_k = stream_k_plan{false, 0, 0, 0};
     return plan;
   }
-  const tile_count count = count_tiles(p, plan.tile.block_m);
-  plan.pack_shift = count.pack_shift;
-  plan.packed_rows = count.packed_rows;
-  plan.m_blocks = count.m_blocks;
-  plan.tiles = count.tiles;
+  static_cast<tile_count&>(plan) = count_tiles(p, plan.tile.block_m);
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
   const int64_t split_tiles = plan.tiles * plan.num_splits;
   const int64_t slots = cta_slots(context, p->head_dim, plan.consumers);
