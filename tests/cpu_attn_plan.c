@@ -5,10 +5,8 @@
  * the instance the launcher must pick for it, because each pick was measured to pay there
  * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM at d64, two at
  * d128) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
- * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere;
- * and the 2-CTA cluster kernels (K/V multicast) for unmasked d128 with paired query blocks.
- * And for every case: the grid fits the CTA slots (SMs × CTAs per SM) and the tiles, in whole
- * clusters.
+ * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere.
+ * And for every case: the grid fits the CTA slots (SMs × CTAs per SM) and the tiles.
  * A rule changed on purpose changes its case here, with the measurement that moved it.
  */
 #include <stdio.h>
@@ -24,43 +22,34 @@ typedef struct plan_case {
   int window_left, window_right; /* causal: (-1, 0) */
   int page_size;                 /* 0: not paged */
   int consumers, block_n;        /* expected */
-  int cluster_ctas;              /* expected CTAs per cluster; 0 reads as 1 (no cluster) */
 } plan_case;
 
 static const plan_case CASES[] = {
     /* causal d64 up to 4096 keys: one consumer, 64-key blocks to 1024 keys, 80 above */
-    {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64, 0},
-    {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64, 0},
-    {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80, 0},
-    {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80, 0},
-    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 2, 192, 0},
+    {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64},
+    {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64},
+    {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80},
+    {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80},
+    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 2, 192},
     /* unmasked d64: 4 consumers below 2048 keys, 3 from 2048 queries and keys */
-    {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64, 0},
-    {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112, 0},
+    {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64},
+    {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112},
     /* sliding windows: the span a row attends to, not seqlen_k */
-    {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64, 0},
-    {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80, 0},
-    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 2, 192, 0},
+    {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64},
+    {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80},
+    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 2, 192},
     /* too few tiles to share SMs: 16 queries × 4 heads per KV head = one packed tile each */
-    {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192, 0},
-    {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128, 0},
+    {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192},
+    {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128},
     /* pages that fit no one-consumer width fall back to the 2-consumer one they fit */
-    {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192, 0},
+    {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192},
     /* d128: windows of at most 1280 attended keys on one consumer, never causal */
-    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 1, 64, 0},
-    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 1, 64, 0},
-    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 160, 0},
-    {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128, 0},
+    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 1, 64},
+    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 1, 64},
+    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 160},
+    {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
     /* no one-consumer instance */
-    {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128, 0},
-    /* unmasked d128 with an even count of query blocks per head: 2-CTA clusters sharing K/V */
-    {"full d128 1k", 128, 1024, 1024, 16, 16, 16, -1, -1, 0, 2, 128, 2},
-    {"full d128 4k", 128, 4096, 4096, 4, 16, 16, -1, -1, 0, 2, 160, 2},
-    {"full d128 GQA 4k", 128, 4096, 4096, 4, 16, 4, -1, -1, 0, 2, 160, 2},
-    /* ... not with an odd count (384 queries: 3 blocks), a mask, pages or another head dim */
-    {"full d128 384 queries", 128, 384, 4096, 16, 16, 16, -1, -1, 0, 2, 160, 1},
-    {"full d128 4k paged 160", 128, 4096, 4096, 4, 16, 16, -1, -1, 160, 2, 160, 1},
-    {"full d256 4k", 256, 4096, 4096, 4, 8, 8, -1, -1, 0, 2, 80, 1},
+    {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
 };
 
 static fc_attn_problem problem_of(const plan_case* c) {
@@ -100,16 +89,13 @@ int main(void) {
     fc_attn_fwd_hopper_plan_info(&p, &context, &info);
     const long long slots = (long long)H200_SMS * info.ctas_per_sm;
     const int expected_ctas = c->consumers != 1 ? 1 : c->head_dim <= 64 ? 3 : 2;
-    const int expected_cluster = c->cluster_ctas ? c->cluster_ctas : 1;
     const int ok = info.consumers == c->consumers && info.block_n == c->block_n &&
                    info.ctas_per_sm == expected_ctas && info.grid >= 1 && info.grid <= slots &&
-                   info.grid <= info.tiles * info.num_splits && info.cluster_ctas == expected_cluster &&
-                   info.grid % info.cluster_ctas == 0;
+                   info.grid <= info.tiles * info.num_splits;
     if (!ok) ++failed;
-    printf("%-4s %-40s consumers %d (want %d), %3d-key blocks (want %d), %d CTA(s)/SM, clusters of %d (want %d), "
-           "%lld tiles, %d split(s), grid %lld\n",
+    printf("%-4s %-40s consumers %d (want %d), %3d-key blocks (want %d), %d CTA(s)/SM, %lld tiles, %d split(s), grid %lld\n",
            ok ? "ok" : "FAIL", c->name, info.consumers, c->consumers, info.block_n, c->block_n, info.ctas_per_sm,
-           info.cluster_ctas, expected_cluster, info.tiles, info.num_splits, info.grid);
+           info.tiles, info.num_splits, info.grid);
   }
   printf("cpu_attn_plan: %d cases, %d failed\n", count, failed);
   return failed ? 1 : 0;

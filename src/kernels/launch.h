@@ -47,8 +47,6 @@ typedef struct fc_cuda_context {
   int attn_stream_k;        /* the attention forward's stream-K tail (attn_fwd_stream_k.cuh): 0 where
                                the cost model predicts a gain; 1 wherever a uniform grid leaves a
                                partial last round; -1 never (tests, benchmarks) */
-  int attn_cluster;         /* the attention forward's 2-CTA cluster kernels (K/V multicast): 0 where
-                               built and the problem allows them; -1 never (tests, benchmarks) */
   unsigned long long* launch_counter; /* the handle's (mutable, atomic): fc_launch_tag */
   unsigned long long launch_salt;     /* per handle, from its address and creation time */
   int attn_bwd_block;      /* 0: the largest attention-backward block the shared memory takes;
@@ -109,7 +107,7 @@ size_t fc_attn_fwd_hopper_workspace_size(const fc_attn_problem* problem, const f
  * of the launcher's rules, tests/cpu_attn_plan.c; no GPU needed): the instance (consumer
  * warpgroups, key-block width), its CTAs per SM, the tiles, the split count and the grid. */
 typedef struct fc_attn_fwd_plan_info {
-  int consumers, block_n, ctas_per_sm, num_splits, cluster_ctas;
+  int consumers, block_n, ctas_per_sm, num_splits;
   long long tiles, grid;
 } fc_attn_fwd_plan_info;
 void fc_attn_fwd_hopper_plan_info(const fc_attn_problem* problem, const fc_cuda_context* context,

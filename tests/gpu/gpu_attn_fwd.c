@@ -26,8 +26,6 @@
  *   2b-2d. unmasked d64 cases for the 3- and 4-consumer instances, and uniform cases (no mask,
  *      fixed lengths, unsplit; d64/d128/d256) with the stream-K tail forced on a handle that
  *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
- *   2e-2f. masked cases for the one-consumer instances, and uniform d128 cases for the 2-CTA
- *      cluster kernels (K/V multicast) on a handle that plans with 2-6 SMs;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -143,7 +141,6 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
 #define ONE_CONSUMER_CASES 12 /* masked d64/d128 cases that see few keys per row (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
-#define CLUSTER_CASES 24 /* uniform d128 cases for the 2-CTA cluster kernels, on a few SMs (part 2f) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -183,7 +180,7 @@ typedef struct gcase {
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
   int page_size;                                     /* paged KV (0: not paged) */
   int stream_k_sms; /* > 0: the stream-K tail forced on a handle that plans with this many SMs (part 2d) */
-  int plan_sms;     /* > 0: a handle that plans with this many SMs (parts 2e, 2f) */
+  int plan_sms;     /* > 0: a handle that plans with this many SMs (part 2e: enough tiles per SM) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -981,7 +978,7 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   size_t workspace_bytes = 0;
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
-  /* Parts 2d-2f: every call of the case on a handle that plans with its few SMs (2d: the
+  /* Parts 2d and 2e: every call of the case on a handle that plans with its few SMs (2d: the
    * tail forced). */
   const int handle_sms = handle->cuda.sm_count, forced_tail = c->stream_k_sms && !g_cpu;
   const int forced_sms = g_cpu ? 0 : c->stream_k_sms ? c->stream_k_sms : c->plan_sms;
@@ -1180,37 +1177,6 @@ static gcase stream_k_case(uint64_t seed, int n) {
   return c;
 }
 
-/* Part 2f: a random case made a uniform d128 one (no mask, fixed lengths, unsplit) with an even
- * number of 128-row query blocks most of the time, which the launcher runs on its 2-CTA cluster
- * kernels (attn_fwd_launch.cu, cluster_for_problem; both key widths: 128 below ~2k keys, 160
- * above), on a handle that plans with 2-6 SMs so that every cluster walks several tile pairs
- * and its K/V rings wrap; an odd block count or an odd SM count checks the fallbacks (the
- * plain kernel; the grid rounded down to whole clusters). Key tails in every draw: a block's
- * second half may lie wholly past seqlen_k (zero-filled by the TMA of the second CTA). */
-static gcase cluster_case(uint64_t seed, int n) {
-  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
-  gcase c = random_case(&case_rng);
-  c.head_dim = c.head_dim_v = 128;
-  c.causal = 0, c.window_left = c.window_right = -1;
-  if (c.feature != FEAT_SOFTCAP) c.softcap = 0.0f;
-  c.feature = c.softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
-  c.len_mode = LEN_FIXED;
-  c.varlen_q = c.varlen_k = c.empty = c.seqused_q = c.seqused_k = 0;
-  c.batch = test_rng_int(&case_rng, 1, 3);
-  const int m_blocks = test_rng_int(&case_rng, 0, 4) == 0 ? 2 * test_rng_int(&case_rng, 1, 4) + 1 : 2 * test_rng_int(&case_rng, 1, 5);
-  c.seqlen_q = 128 * (m_blocks - 1) + test_rng_int(&case_rng, 1, 128);
-  c.seqlen_k = test_rng_int(&case_rng, 0, 1) ? test_rng_int(&case_rng, 1, 1500) : test_rng_int(&case_rng, 2000, 3000);
-  if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
-  c.num_splits = 1;
-  static const int sms[] = {2, 4, 6, 3};
-  c.plan_sms = test_rng_pick(&case_rng, sms, 4);
-  fit_budget(&c, 1e9);
-  c.rng = case_rng;
-  return c;
-}
-
 int main(int argc, char** argv) {
   int random_cases = 300, quick = 0, fixed = 1, refusals = 1;
   for (int i = 1; i < argc; ++i) {
@@ -1269,7 +1235,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + CLUSTER_CASES +
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES +
                  SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
@@ -1328,9 +1294,6 @@ int main(int argc, char** argv) {
     const int first_one = n;
     for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = one_consumer_case(seed, n, i % 2);
     printf("part 2e: %d masked d64/d128 cases that see few keys per row\n", n - first_one);
-    const int first_cluster = n;
-    for (int i = 0; i < CLUSTER_CASES; ++i, ++n) cases[n] = cluster_case(seed, n);
-    printf("part 2f: %d uniform d128 cases for the 2-CTA cluster kernels on 2-6 SMs\n", n - first_cluster);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {

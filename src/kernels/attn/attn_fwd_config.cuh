@@ -72,22 +72,9 @@ static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes
   return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
 }
 
-/* How an instance's CTAs divide the tiles (a kernel parameter: each is its own kernel).
- *   WHOLE     each CTA takes whole tiles (the static or dynamic order, attn_fwd_scheduler.cuh);
- *   STREAM_K  whole tiles, then the last partial round split along the keys (attn_fwd_stream_k.cuh);
- *   CLUSTER   2-CTA clusters on neighbouring query blocks of one head: each CTA loads half of
- *             every K and V block and multicasts it to both (attn_fwd_mainloop.cuh), halving
- *             the K/V traffic from L2 (uniform problems only: both CTAs visit the same keys). */
-enum attn_fwd_schedule { ATTN_FWD_WHOLE = 0, ATTN_FWD_STREAM_K = 1, ATTN_FWD_CLUSTER = 2 };
-
-template <int HeadDim, int HeadDimV, int BlockN, int Consumers, int Schedule = ATTN_FWD_WHOLE>
+template <int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK = false>
 struct attn_fwd_tile {
   static constexpr int HEAD_DIM = HeadDim;
-  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
-   * (ATTN_FWD_STREAM_K_INSTANCES). */
-  static constexpr bool STREAM_K = Schedule == ATTN_FWD_STREAM_K;
-  /* CTAs per cluster, sharing each K/V block by multicast (ATTN_FWD_CLUSTER_INSTANCES). */
-  static constexpr int CLUSTER_CTAS = Schedule == ATTN_FWD_CLUSTER ? 2 : 1;
   static constexpr int HEAD_DIM_V = HeadDimV;
   static constexpr int ELEMENT_BYTES = 2;
   /* Roles: one producer warpgroup and `Consumers` consumer warpgroups of 64 query rows each. */
@@ -169,6 +156,9 @@ struct attn_fwd_tile {
    * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
    * with it, so the others keep them in registers. */
   static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
+  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
+   * (ATTN_FWD_STREAM_K_INSTANCES). */
+  static constexpr bool STREAM_K = StreamK;
   /* The rows' full sums and 1/l (attn_softmax_normalizer) and their LSE (attn_softmax_lse)
    * computed while the tile's last P·V runs rather than after it: the rows are final once the
    * last softmax is done, and this is a chain of shuffles, a reciprocal and a logarithm that
@@ -181,11 +171,11 @@ struct attn_fwd_tile {
   static constexpr bool EARLY_LSE = !(HeadDim == 128 && BlockN == 128);
   /* ... except the 4-consumer stream-K kernel, whose 112-register consumers spilled 28–40 bytes
    * with the runtime choice: it ends every tile's rows in the epilogue. */
-  static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && STREAM_K);
+  static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && StreamK);
   /* A tile's first P·V overwrites O (wgmma accumulate = 0) instead of O being zeroed in the
    * key loop's set-up, one move per accumulator; the 3-consumer stream-K kernel (128 registers)
    * spilled 16 bytes without the zeroing, so it keeps it. */
-  static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && STREAM_K;
+  static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && StreamK;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
@@ -209,9 +199,6 @@ struct attn_fwd_tile {
   static constexpr uint32_t Q_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(QK_SWIZZLE);
   static constexpr uint32_t K_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(QK_SWIZZLE);
   static constexpr uint32_t V_BLOCK_BYTES = BLOCK_N * static_cast<uint32_t>(V_SWIZZLE);
-  /* In a cluster each CTA loads KV_BOX_ROWS = BLOCK_N / CLUSTER_CTAS of a block's keys (its rank's
-   * share, every column block) and multicasts them into the same place of every CTA's slot. */
-  static constexpr int KV_BOX_ROWS = BLOCK_N / CLUSTER_CTAS;
   static constexpr uint32_t O_BLOCK_BYTES = BLOCK_M * static_cast<uint32_t>(V_SWIZZLE); /* O staging, per V_BOX_INNER columns */
 
   /* Layout: [Q buffers | K stages | V stages | O | barriers], from a 1024-aligned base. The epilogue
@@ -236,7 +223,7 @@ struct attn_fwd_tile {
    * buffers, and the producer rewrites a slot as soon as its Q is released). */
   static constexpr uint32_t TWO_Q_BARRIER_BYTES = 2u * ATTN_FWD_SMEM_BARRIER_BYTES;
   static constexpr unsigned Q_STAGES =
-      !STREAM_K && !EPILOGUE_REREADS_JOB && HeadDim >= 128 &&
+      !StreamK && !EPILOGUE_REREADS_JOB && HeadDim >= 128 &&
               ATTN_FWD_SMEM_ALIGNMENT + 2u * Q_BYTES + STAGES * (K_STAGE_BYTES + V_STAGE_BYTES) + O_BYTES +
                       TWO_Q_BARRIER_BYTES <=
                   SMEM_BYTES_LIMIT
@@ -290,11 +277,6 @@ struct attn_fwd_tile {
                     V_BLOCK_BYTES % ATTN_FWD_SMEM_ALIGNMENT == 0,
                 "every TMA box lands on a swizzle-pattern boundary");
   static_assert(SMEM_BYTES <= SMEM_BYTES_LIMIT, "shared memory budget");
-  /* A cluster's CTAs must visit the same key blocks, and each slot must be freed by every CTA's
-   * consumers as soon as its reads are done: no stream-K pieces, no O staged in a slot (released
-   * late, by one thread). Each CTA's share of a block starts on a swizzle atom (8 rows). */
-  static_assert(CLUSTER_CTAS == 1 || (!STREAM_K && O_SEPARATE && KV_BOX_ROWS % 8 == 0 && CTAS_PER_SM == 1),
-                "cluster instances: whole tiles, O in its own buffer, key shares on swizzle atoms");
 };
 
 #endif

@@ -27,7 +27,6 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/launch.h"
 
@@ -62,53 +61,39 @@
   X(128, 128, 160, 2)                  \
   X(256, 256, 80, 2)
 
-/* The instances also built for 2-CTA clusters (attn_fwd_schedule's CLUSTER: each K/V block
- * loaded half by each CTA and multicast to both), a third kernel each: the launcher takes it
- * for uniform problems with an even count of query blocks per head (cluster_for_problem). */
-#define ATTN_FWD_CLUSTER_INSTANCES(X) \
-  X(128, 128, 128, 2)                 \
-  X(128, 128, 160, 2)
-
-/* Position of an instance (whole tiles, then with the stream-K tail, then in clusters) in the
- * lists: with the dtype it names the kernel in the handle's kernel-attribute cache
- * (kernels/common/kernel_attributes.cuh). */
+/* Position of an instance (plain, then with the stream-K tail) in the lists: with the dtype it
+ * names the kernel in the handle's kernel-attribute cache (kernels/common/kernel_attributes.cuh). */
 static __host__ __device__ constexpr int attn_fwd_instance_index(int head_dim, int head_dim_v, int block_n,
-                                                                 int consumers, int schedule) {
+                                                                 int consumers, bool stream_k) {
   int index = 0;
-#define ATTN_FWD_INDEX(d, dv, n, c, kind)                                                             \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && schedule == kind) return index; \
+#define ATTN_FWD_INDEX(d, dv, n, c)                                                       \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && !stream_k) return index; \
   ++index;
-#define ATTN_FWD_INDEX_WHOLE(d, dv, n, c) ATTN_FWD_INDEX(d, dv, n, c, ATTN_FWD_WHOLE)
-#define ATTN_FWD_INDEX_SK(d, dv, n, c) ATTN_FWD_INDEX(d, dv, n, c, ATTN_FWD_STREAM_K)
-#define ATTN_FWD_INDEX_CLUSTER(d, dv, n, c) ATTN_FWD_INDEX(d, dv, n, c, ATTN_FWD_CLUSTER)
-  ATTN_FWD_INSTANCES(ATTN_FWD_INDEX_WHOLE)
-  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_INDEX_SK)
-  ATTN_FWD_CLUSTER_INSTANCES(ATTN_FWD_INDEX_CLUSTER)
-#undef ATTN_FWD_INDEX_WHOLE
-#undef ATTN_FWD_INDEX_SK
-#undef ATTN_FWD_INDEX_CLUSTER
+  ATTN_FWD_INSTANCES(ATTN_FWD_INDEX)
 #undef ATTN_FWD_INDEX
+#define ATTN_FWD_INDEX_SK(d, dv, n, c)                                                    \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k) return index; \
+  ++index;
+  ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_INDEX_SK)
+#undef ATTN_FWD_INDEX_SK
   return -1;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Schedule>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context);
 
-#define ATTN_FWD_EXTERN_KIND(d, dv, n, c, kind)                                                                        \
-  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c, kind>(const attn_fwd_params&, int, cudaStream_t, \
-                                                                           const fc_cuda_context*);                   \
-  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c, kind>(const attn_fwd_params&, int, cudaStream_t, \
-                                                                           const fc_cuda_context*);
-#define ATTN_FWD_EXTERN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_WHOLE)
-#define ATTN_FWD_EXTERN_SK(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_STREAM_K)
-#define ATTN_FWD_EXTERN_CLUSTER(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_CLUSTER)
+#define ATTN_FWD_EXTERN_KIND(d, dv, n, c, sk)                                                                        \
+  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+                                                                         const fc_cuda_context*);                   \
+  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+                                                                         const fc_cuda_context*);
+#define ATTN_FWD_EXTERN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, false)
+#define ATTN_FWD_EXTERN_SK(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, true)
 ATTN_FWD_INSTANCES(ATTN_FWD_EXTERN)
 ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_EXTERN_SK)
-ATTN_FWD_CLUSTER_INSTANCES(ATTN_FWD_EXTERN_CLUSTER)
 #undef ATTN_FWD_EXTERN
 #undef ATTN_FWD_EXTERN_SK
-#undef ATTN_FWD_EXTERN_CLUSTER
 #undef ATTN_FWD_EXTERN_KIND
 
 #endif

@@ -55,11 +55,11 @@ static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_para
   return true;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Schedule>
-__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Schedule>::THREADS,
-                                  attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Schedule>::CTAS_PER_SM)
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
+__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::THREADS,
+                                  attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::CTAS_PER_SM)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Schedule>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
   extern __shared__ uint8_t attn_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
@@ -104,14 +104,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
 
     fence_mbarrier_init();
   }
-  if constexpr (T::CLUSTER_CTAS > 1) {
-    /* The peer multicasts into our slots and frees them on our barriers: both CTAs' barriers
-     * must be initialized before either producer or consumer starts. */
-    cluster_arrive();
-    cluster_wait();
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
   /* Launched as a programmatic dependent (launch_programmatic.cuh): the previous kernel on the
    * stream may still be running until here; nothing above touched global memory. Then the next
@@ -182,13 +175,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
 }
 
 /* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Schedule>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Schedule>;
-  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers, Schedule>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
   constexpr int smem_bytes = static_cast<int>(T::SMEM_BYTES);
-  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers, Schedule);
+  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers, StreamK);
   constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
   static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");
@@ -196,18 +189,10 @@ cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cuda
   if (!T::WINDOWS && (params.window_left >= 0 || params.window_right >= 0)) return cudaErrorInvalidValue;
   /* A plan with a stream-K tail needs the kernel that runs it (the launcher picks it). */
   if (!T::STREAM_K && params.sk_first_tile < params.tile_count) return cudaErrorInvalidValue;
-  /* A cluster's CTAs take neighbouring tiles of one head in step (the static order with an even
-   * grid and an even tile count: cluster_for_problem) and must see the same keys. */
-  if (T::CLUSTER_CTAS > 1 && (grid % T::CLUSTER_CTAS != 0 || params.tile_count % T::CLUSTER_CTAS != 0 ||
-                              params.m_blocks % T::CLUSTER_CTAS != 0 || params.tile_counter || params.num_splits > 1 ||
-                              params.window_left >= 0 || params.window_right >= 0 || params.zero_v_tail ||
-                              params.page_table || params.cu_seqlens_q || params.cu_seqlens_k || params.seqused_q ||
-                              params.seqused_k))
-    return cudaErrorInvalidValue;
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, smem_bytes);
   if (error != cudaSuccess) return error;
-  return launch_programmatic_cluster(kernel, dim3(static_cast<unsigned>(grid)), dim3(T::THREADS), smem_bytes, stream,
-                                     true, T::CLUSTER_CTAS, params);
+  return launch_programmatic(kernel, dim3(static_cast<unsigned>(grid)), dim3(T::THREADS), smem_bytes, stream, true,
+                             params);
 }
 
 #endif

@@ -242,31 +242,22 @@ bool stream_k_built(int head_dim, int head_dim_v, int block_n, int consumers) {
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_MATCH)
   return false;
 }
-
-bool cluster_built(int head_dim, int head_dim_v, int block_n, int consumers) {
-  ATTN_FWD_CLUSTER_INSTANCES(ATTN_FWD_MATCH)
-  return false;
-}
 #undef ATTN_FWD_MATCH
 
-/* The kernel for (dtype, d, d_v, BLOCK_N, consumers) and schedule (attn_fwd_schedule: whole
- * tiles, the stream-K tail, clusters), or NULL when it is not built. */
+/* The kernel for (dtype, d, d_v, BLOCK_N, consumers), with or without the stream-K tail, or
+ * NULL when it is not built. */
 attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n, int consumers,
-                               int schedule) {
+                               bool stream_k) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
-#define ATTN_FWD_PICK_KIND(d, dv, n, c, kind)                                                                     \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && schedule == kind)                    \
-    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, kind>                                      \
-                : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, kind>;
-#define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_WHOLE)
-#define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_STREAM_K)
-#define ATTN_FWD_PICK_CLUSTER(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_CLUSTER)
+#define ATTN_FWD_PICK_KIND(d, dv, n, c, sk)                                                                       \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k == sk)                      \
+    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, sk> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, sk>;
+#define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, false)
+#define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, true)
   ATTN_FWD_INSTANCES(ATTN_FWD_PICK)
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_PICK_SK)
-  ATTN_FWD_CLUSTER_INSTANCES(ATTN_FWD_PICK_CLUSTER)
 #undef ATTN_FWD_PICK
 #undef ATTN_FWD_PICK_SK
-#undef ATTN_FWD_PICK_CLUSTER
 #undef ATTN_FWD_PICK_KIND
   return nullptr;
 }
@@ -461,25 +452,9 @@ struct tile_plan : tile_count {
   int block_n, consumers;
   tile_info tile;
   int num_splits;
-  int cluster_ctas; /* 2: the cluster kernel (cluster_for_problem), else 1 */
   int64_t grid;
   stream_k_plan stream_k;
 };
-
-/* CTAs per cluster for problem p on the instance and tile count chosen (attn_fwd_schedule's
- * CLUSTER): 2 where a cluster kernel is built for the instance and the two CTAs of a cluster
- * visit the same key blocks in step — no mask, fixed lengths, no pages, unsplit — and every
- * head's query blocks pair up (an even count); else 1. */
-constexpr int ATTN_FWD_CLUSTER_CTAS = 2;
-
-int cluster_for_problem(const fc_attn_problem* p, const fc_cuda_context* context, const tile_plan& plan) {
-  if (context->attn_cluster < 0 || !cluster_built(p->head_dim, p->head_dim_v, plan.block_n, plan.consumers)) return 1;
-  if (p->window_left >= 0 || p->window_right >= 0 || p->cu_seqlens_q || p->cu_seqlens_k || p->seqused_q ||
-      p->seqused_k || p->page_table || plan.num_splits > 1)
-    return 1;
-  if (plan.m_blocks % ATTN_FWD_CLUSTER_CTAS != 0) return 1;
-  return ATTN_FWD_CLUSTER_CTAS;
-}
 
 /* The stream-K cost model, in key-block times of one CTA. A whole round of tiles takes
  * B + TILE_OVERHEAD (Q load, pipeline fill and drain, epilogue: ~2.5 blocks, the
@@ -527,7 +502,6 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (plan.tile.block_m == 0) { /* no instance (fc_attn_fwd_hopper_check refuses it): no tiles */
     static_cast<tile_count&>(plan) = tile_count{0, 0, 0, 0};
     plan.num_splits = 1;
-    plan.cluster_ctas = 1;
     plan.grid = 0;
     plan.stream_k = stream_k_plan{false, 0, 0, 0};
     return plan;
@@ -535,17 +509,9 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   static_cast<tile_count&>(plan) = count_tiles(p, plan.tile.block_m);
   plan.num_splits = splits_for_problem(p, context, plan.tiles, plan.block_n);
   const int64_t split_tiles = plan.tiles * plan.num_splits;
-  int64_t slots = cta_slots(context, p->head_dim, plan.consumers);
-  plan.cluster_ctas = cluster_for_problem(p, context, plan);
-  if (plan.cluster_ctas > 1) {
-    /* whole clusters: an even grid over an even tile count pairs the CTAs' tiles */
-    slots -= slots % plan.cluster_ctas;
-    if (slots < plan.cluster_ctas) plan.cluster_ctas = 1, slots = cta_slots(context, p->head_dim, plan.consumers);
-  }
+  const int64_t slots = cta_slots(context, p->head_dim, plan.consumers);
   plan.grid = split_tiles < slots ? split_tiles : slots;
-  plan.stream_k = stream_k_plan{false, plan.tiles, 0, 0};
-  if (plan.cluster_ctas == 1)
-    plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.consumers, plan.grid);
+  plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.consumers, plan.grid);
   return plan;
 }
 
@@ -612,7 +578,6 @@ extern "C" void fc_attn_fwd_hopper_plan_info(const fc_attn_problem* problem, con
   info->num_splits = plan.num_splits;
   info->tiles = plan.tiles;
   info->grid = plan.grid;
-  info->cluster_ctas = plan.cluster_ctas;
 }
 
 /* Valid for problems fc_attn_fwd_hopper_check accepts (the caller checks first). */
@@ -702,8 +667,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
    * batch stride is then the page stride — loaded min(page_size, BLOCK_N) rows per box. */
   const int paged = p->page_table != NULL;
   const int64_t kv_rows = paged ? p->page_size : k_rows, kv_batches = paged ? p->num_pages : k_batches;
-  /* (in a cluster each CTA loads its share of a block's rows: attn_fwd_tile::KV_BOX_ROWS) */
-  const int kv_box_rows = paged && p->page_size < tile.block_n ? p->page_size : tile.block_n / plan.cluster_ctas;
+  const int kv_box_rows = paged && p->page_size < tile.block_n ? p->page_size : tile.block_n;
   status = encode_tensor(context, p->dtype, p->k.data, p->head_dim, kv_rows, p->heads_kv, kv_batches,
                          p->k.row_stride, p->k.head_stride, p->k.batch_stride, tile.qk_box_inner,
                          static_cast<uint32_t>(kv_box_rows), tile.qk_swizzle, &params.map_k);
@@ -802,8 +766,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
 #endif
   /* The plan's grid: the stream-K runs were cut for exactly this many CTAs. */
-  const int schedule = plan.cluster_ctas > 1 ? ATTN_FWD_CLUSTER : plan.stream_k.on ? ATTN_FWD_STREAM_K : ATTN_FWD_WHOLE;
-  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.consumers, schedule)(
+  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.consumers, plan.stream_k.on)(
       params, static_cast<int>(plan.grid), static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));

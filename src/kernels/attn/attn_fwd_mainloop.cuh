@@ -107,10 +107,9 @@ static __device__ __forceinline__ int attn_fwd_job_role(const attn_fwd_smem& sm,
   else return ATTN_FWD_PIECE_WHOLE;
 }
 
-/* Arrivals that free a K or V slot: one lane of each consumer warp — of every CTA of the
- * cluster, whose producers all write into the slot (attn_fwd_release_slot). */
+/* Arrivals that free a K or V slot: one lane of each consumer warp. */
 template <class T>
-constexpr uint32_t attn_fwd_slot_releases() { return T::CONSUMER_THREADS / 32 * T::CLUSTER_CTAS; }
+constexpr uint32_t attn_fwd_slot_releases() { return T::CONSUMER_THREADS / 32; }
 /* Arrivals that free Q: every consumer thread (attn_fwd_release_q_early). */
 template <class T>
 constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
@@ -120,15 +119,8 @@ constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
 /* ------------------------------------------------------------------------------------ */
 
 /* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring; with
- * paged KV, key block `key0` of sequence `batch` page by page (attn_fwd_params.page_table).
- * In a cluster of ClusterCtas CTAs (which visit the same blocks in the same order), this CTA
- * loads only its rank's BLOCK_N / ClusterCtas rows and multicasts them to the same place in
- * every CTA, each signalling its own full barrier: a slot fills with every CTA's share, so
- * each still expects the whole stage, and it is free only once every CTA's consumers have
- * released it (attn_fwd_release_slot). A peer's bytes may land before this CTA's expect_tx;
- * the transaction count then runs negative for a while, which the phase allows (it completes
- * only after this producer's arrival). */
-template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int BlockN, int Stages, int ClusterCtas>
+ * paged KV, key block `key0` of sequence `batch` page by page (attn_fwd_params.page_table). */
+template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int BlockN, int Stages>
 static __device__ __forceinline__ void attn_fwd_load_kv(const attn_fwd_params& p, const CUtensorMap* map, uint8_t* ring,
                                                         uint64_t* full, uint64_t* empty, ring_position& position,
                                                         int row, int key0, int head, int batch) {
@@ -136,16 +128,7 @@ static __device__ __forceinline__ void attn_fwd_load_kv(const attn_fwd_params& p
   uint64_t* bar = &full[position.stage];
   mbarrier_arrive_expect_tx(bar, StageBytes);
   uint8_t* slot = ring + position.stage * StageBytes;
-  if constexpr (ClusterCtas > 1) {
-    constexpr uint32_t ROW_BYTES = BlockBytes / BlockN;
-    constexpr int SHARE_ROWS = BlockN / ClusterCtas;
-    constexpr uint16_t EVERY_CTA = static_cast<uint16_t>((1u << ClusterCtas) - 1u);
-    const int rank = static_cast<int>(cluster_cta_rank());
-#pragma unroll
-    for (int block = 0; block < Blocks; ++block)
-      tma_load_4d_multicast(slot + block * BlockBytes + rank * SHARE_ROWS * ROW_BYTES, map, bar, EVERY_CTA,
-                            block * BoxInner, row + rank * SHARE_ROWS, head, batch);
-  } else if (p.page_table == nullptr) {
+  if (p.page_table == nullptr) {
 #pragma unroll
     for (int block = 0; block < Blocks; ++block)
       tma_load_4d(slot + block * BlockBytes, map, bar, block * BoxInner, row, head, batch);
@@ -184,14 +167,12 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
                          int piece) {
     const int kv_head = tile.kv_head;
     auto load_k = [&](int n) {
-      attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES,
-                       T::CLUSTER_CTAS>(
+      attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
           p, &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
           seq.k_batch);
     };
     auto load_v = [&](int n) {
-      attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::BLOCK_N, T::STAGES,
-                       T::CLUSTER_CTAS>(
+      attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
           p, &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
           seq.k_batch);
     };
@@ -269,16 +250,6 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   mbarrier_wait_parity(&sm.q_empty[T::q_stage(q_count)], T::q_parity(q_count) ^ 1u);
   attn_fwd_job_at<T>(sm, T::job_slot(q_count))->first = -1;
   mbarrier_arrive(&sm.q_full[T::q_stage(q_count)]);
-  if constexpr (T::CLUSTER_CTAS > 1) {
-    /* The peer's consumers free our slots on our barriers until they are done: the CTA (its
-     * shared memory) must outlive those arrivals, so wait until every slot is free again. */
-    for (int stage = 0; stage < T::STAGES; ++stage) {
-      mbarrier_wait_parity(&sm.k_empty[k_position.stage], k_position.phase ^ 1u);
-      ring_advance<T::STAGES>(k_position);
-      mbarrier_wait_parity(&sm.v_empty[v_position.stage], v_position.phase ^ 1u);
-      ring_advance<T::STAGES>(v_position);
-    }
-  }
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -343,19 +314,6 @@ static __device__ __forceinline__ void attn_fwd_release(uint64_t* empty) {
   if (lane_id() == 0) mbarrier_arrive(empty);
 }
 
-/* A K or V slot this warp's wgmmas have read: freed for the producer. In a cluster lane r
- * arrives on CTA r's barrier of the slot, since every CTA's producer writes its share of the
- * next block into this CTA's slot (attn_fwd_load_kv). */
-template <class T>
-static __device__ __forceinline__ void attn_fwd_release_slot(uint64_t* empty) {
-  if constexpr (T::CLUSTER_CTAS == 1) {
-    attn_fwd_release(empty);
-  } else {
-    const uint32_t lane = lane_id();
-    if (lane < static_cast<uint32_t>(T::CLUSTER_CTAS)) mbarrier_arrive_cluster_cta(empty, lane);
-  }
-}
-
 /* The same release for all four warps of a consumer warpgroup, by one thread (its caller):
  * where only that thread still waits on the slot (a TMA store's reads). */
 static __device__ __forceinline__ void attn_fwd_release_for_warpgroup(uint64_t* empty) {
@@ -371,7 +329,7 @@ static __device__ __forceinline__ void attn_fwd_release_k(const attn_fwd_smem& s
     if (!last) attn_fwd_release(&sm.k_empty[k_stage]);
     else if (lane_id() == 0) mbarrier_arrive(sm.k_slot_read);
   } else {
-    attn_fwd_release_slot<T>(&sm.k_empty[k_stage]);
+    attn_fwd_release(&sm.k_empty[k_stage]);
   }
 }
 
@@ -621,7 +579,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
-    attn_fwd_release_slot<T>(&sm.v_empty[v_stage]);
+    attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
     attn_fwd_pack_p<Input, T>(pfrag, s); /* o_scale waits for the next block, under its S */
   }
@@ -645,7 +603,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
-    if constexpr (!T::O_IN_V_SLOT) attn_fwd_release_slot<T>(&sm.v_empty[v_stage]);
+    if constexpr (!T::O_IN_V_SLOT) attn_fwd_release(&sm.v_empty[v_stage]);
     if constexpr (T::O_PASS0_IN_K_SLOT) { /* held for O's second pass: announce the read */
       if (lane_id() == 0) mbarrier_arrive(sm.v_slot_read);
     }

@@ -26,47 +26,27 @@
 #include <cuda_runtime.h>
 
 /* Launches kernel<<<grid, block, shared_bytes, stream>>>(args...), programmatic when
- * `programmatic` (the caller passes false on GPUs older than sm_90), in clusters of
- * `cluster_x` CTAs along x when that is more than 1 (sm_90; grid.x a multiple of it). Returns
- * the launch's status and clears it from the runtime's last error, as
- * `<<<>>>; return cudaGetLastError();` did. */
+ * `programmatic` (the caller passes false on GPUs older than sm_90). Returns the launch's
+ * status and clears it from the runtime's last error, as `<<<>>>; return cudaGetLastError();`
+ * did. */
 template <typename... Params, typename... Args>
-static cudaError_t launch_programmatic_cluster(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
-                                               cudaStream_t stream, bool programmatic, unsigned cluster_x,
-                                               const Args&... args) {
+static cudaError_t launch_programmatic(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                                       cudaStream_t stream, bool programmatic, const Args&... args) {
   cudaLaunchConfig_t config;
   memset(&config, 0, sizeof config);
-  cudaLaunchAttribute attributes[2];
-  memset(attributes, 0, sizeof attributes);
-  unsigned count = 0;
-  if (programmatic) {
-    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attributes[count].val.programmaticStreamSerializationAllowed = 1;
-    ++count;
-  }
-  if (cluster_x > 1) {
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count].val.clusterDim.x = cluster_x;
-    attributes[count].val.clusterDim.y = 1;
-    attributes[count].val.clusterDim.z = 1;
-    ++count;
-  }
+  cudaLaunchAttribute attribute;
+  memset(&attribute, 0, sizeof attribute);
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = count;
+  config.attrs = &attribute;
+  config.numAttrs = programmatic ? 1 : 0;
   const cudaError_t error = cudaLaunchKernelEx(&config, kernel, args...);
   const cudaError_t last = cudaGetLastError();
   return error != cudaSuccess ? error : last;
-}
-
-/* The same without clusters. */
-template <typename... Params, typename... Args>
-static cudaError_t launch_programmatic(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
-                                       cudaStream_t stream, bool programmatic, const Args&... args) {
-  return launch_programmatic_cluster(kernel, grid, block, shared_bytes, stream, programmatic, 1u, args...);
 }
 
 #endif

@@ -120,27 +120,6 @@ static __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, ui
 #endif
 }
 
-/* The same arrival with the default semantics (release at CTA scope), as a consumer freeing a
- * ring slot needs: its reads of the slot are complete (wgmma waited for) before it arrives, and
- * the peer's producer only issues an asynchronous TMA write after its wait. The .release.cluster
- * form above compiles to a MEMBAR.ALL.GPU before the arrive (GEMM, 6th session).
- *   mapa.shared::cluster.u32 remote, local, cta_rank;
- *   mbarrier.arrive.shared::cluster.b64 _, [remote]; */
-static __device__ __forceinline__ void mbarrier_arrive_cluster_cta(uint64_t* bar, uint32_t cta_rank) {
-#if FC_PTX_HAS_SM90
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(cta_rank)
-      : "memory");
-#else
-  FC_PTX_UNAVAILABLE();
-#endif
-}
-
 /* Address of the same shared-memory location in the CTA of rank `cta_rank` (a
  * .shared::cluster address, for instructions that take one).
  *   mapa.shared::cluster.u32 remote, local, cta_rank; */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes src/kernels/inst/attn_fwd_<dtype>_d<d>[_v<dv>]_n<block_n>[_c<c>][_sk|_cl].cu: one translation
+"""Writes src/kernels/inst/attn_fwd_<dtype>_d<d>[_v<dv>]_n<block_n>[_c<c>][_sk].cu: one translation
 unit per Hopper attention forward instance (input dtype x head dims x key-block width, and the
-stream-K tail's and the 2-CTA clusters' kernels), so a
+stream-K tail's kernels), so a
 parallel build compiles them side by side, and removes stale ones. The list must match
 ATTN_FWD_INSTANCES in src/kernels/attn/attn_fwd_instances.cuh. Run from anywhere:
 python3 gen_attn_fwd_inst.py"""
@@ -12,11 +12,6 @@ INSTANCES = [(64, 64, 128, 2), (64, 64, 192, 2), (64, 64, 112, 3), (64, 64, 64, 
              (192, 192, 112, 2), (256, 256, 80, 2)]
 # Also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES): file suffix _sk.
 STREAM_K_INSTANCES = [(64, 64, 112, 3), (64, 64, 64, 4), (128, 128, 160, 2), (256, 256, 80, 2)]
-# Also built for 2-CTA clusters with K/V multicast (ATTN_FWD_CLUSTER_INSTANCES): file suffix _cl.
-CLUSTER_INSTANCES = [(128, 128, 128, 2), (128, 128, 160, 2)]
-SCHEDULES = {"": ("ATTN_FWD_WHOLE", ""),
-             "_sk": ("ATTN_FWD_STREAM_K", ", with the stream-K tail (attn_fwd_stream_k.cuh)"),
-             "_cl": ("ATTN_FWD_CLUSTER", ", in 2-CTA clusters sharing K/V by multicast")}
 DTYPES = [("f16", "ATTN_INPUT_F16"), ("bf16", "ATTN_INPUT_BF16")]
 
 TEMPLATE = """/*
@@ -27,8 +22,8 @@ TEMPLATE = """/*
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}, {n}, {c}, {schedule}>(const attn_fwd_params&, int,
-                                                                                     cudaStream_t, const fc_cuda_context*);
+template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}, {n}, {c}, {sk}>(const attn_fwd_params&, int,
+                                                                               cudaStream_t, const fc_cuda_context*);
 """
 
 
@@ -37,13 +32,12 @@ def main():
     for stale in glob.glob(os.path.join(here, "attn_fwd_*.cu")):
         os.remove(stale)
     for dtype, input_kind in DTYPES:
-        for (d, dv, n, c), suffix in ([(i, "") for i in INSTANCES] + [(i, "_sk") for i in STREAM_K_INSTANCES] +
-                                      [(i, "_cl") for i in CLUSTER_INSTANCES]):
+        for (d, dv, n, c), sk in [(i, False) for i in INSTANCES] + [(i, True) for i in STREAM_K_INSTANCES]:
             name = (f"attn_fwd_{dtype}_d{d}" + (f"_v{dv}" if dv != d else "") + f"_n{n}" + (f"_c{c}" if c != 2 else "") +
-                    suffix + ".cu")
-            schedule, tail = SCHEDULES[suffix]
+                    ("_sk" if sk else "") + ".cu")
             text = TEMPLATE.format(name=name, dtype=dtype, d=d, dv=dv, n=n, c=c, input=input_kind,
-                                   schedule=schedule, tail=tail)
+                                   sk="true" if sk else "false",
+                                   tail=", with the stream-K tail (attn_fwd_stream_k.cuh)" if sk else "")
             with open(os.path.join(here, name), "w") as f:
                 f.write(text)
 
