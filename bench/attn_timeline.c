@@ -18,7 +18,9 @@
  * without the timeline it says so and exits 1. bench/attn_timeline_gaps.py reads the CSV and
  * prints who waited for whom (turn gaps, issue, S and softmax durations per warpgroup).
  * The stamps cost a clock read and a store each, and the 3-consumer d64 instance spills with
- * them (24 bytes): read its intervals as approximate.
+ * them (24 bytes): read its intervals as approximate. It also prints when every CTA started
+ * and ended (%globaltimer, up to ATTN_FWD_TIMELINE_CTAS of them) against the recorded call's
+ * time: how long the grid takes to start and how ragged its tail is.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +75,40 @@ static int softmax_intervals(const entry* e, int count, uint64_t* out) {
   return n;
 }
 
+static float g_call_ms = 0.0f; /* the recorded call's time (CUDA events; 0 with --raw-in) */
+
+static int compare_u64(const void* a, const void* b) {
+  const uint64_t x = *(const uint64_t*)a, y = *(const uint64_t*)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The CTA area (attn_fwd_timeline.h): when the CTAs started and ended against the first start,
+ * and how much of the grid's span the SMs were busy — the grid's start-up and tail. CTA 0 is
+ * shown apart: its stamps slow it (~20 % at d128), so it ends last for that reason alone. */
+static void print_cta_spans(const uint64_t* raw) {
+  const uint64_t* area = raw + (size_t)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY;
+  uint64_t starts[ATTN_FWD_TIMELINE_CTAS], ends[ATTN_FWD_TIMELINE_CTAS];
+  int n = 0;
+  for (int c = 1; c < ATTN_FWD_TIMELINE_CTAS; ++c)
+    if (area[2 * c] != 0 && area[2 * c + 1] != 0) starts[n] = area[2 * c], ends[n] = area[2 * c + 1], ++n;
+  if (n == 0 || area[0] == 0) return;
+  qsort(starts, (size_t)n, sizeof(uint64_t), compare_u64);
+  qsort(ends, (size_t)n, sizeof(uint64_t), compare_u64);
+  const uint64_t t0 = starts[0] < area[0] ? starts[0] : area[0];
+  double busy = 0.0;
+  for (int c = 1; c < ATTN_FWD_TIMELINE_CTAS; ++c)
+    if (area[2 * c] != 0 && area[2 * c + 1] != 0) busy += (double)(area[2 * c + 1] - area[2 * c]);
+  const uint64_t span = ends[n - 1] - t0;
+#define US(x) ((double)((x) - t0) * 1e-3)
+  printf("\nCTAs 1..%d (%%globaltimer, us from the first start): start median %.2f max %.2f; end min %.1f p10 %.1f "
+         "median %.1f p90 %.1f max %.1f; busy %.1f %% of their span %.1f us; CTA 0 (stamped) ends %.1f",
+         n, US(starts[n / 2]), US(starts[n - 1]), US(ends[0]), US(ends[n / 10]), US(ends[n / 2]), US(ends[n * 9 / 10]),
+         US(ends[n - 1]), 100.0 * busy / ((double)n * (double)span), span * 1e-3, US(area[1]));
+#undef US
+  if (g_call_ms > 0.0f) printf("; the call (CUDA events) %.1f us", g_call_ms * 1e3);
+  printf("\n");
+}
+
 /* One forward call (after two warm-ups) with a workspace of the queried size; the timeline
  * (the workspace's tail, as the launcher placed it) into `raw`. */
 static void record_timeline(int d, int seqlen, int batch, int heads, int causal, int bf16, uint64_t* raw) {
@@ -105,10 +141,17 @@ static void record_timeline(int d, int seqlen, int batch, int heads, int causal,
   if (workspace_bytes < ATTN_FWD_TIMELINE_BYTES)
     die("this libflashc records no timeline", "build it with -DCMAKE_CUDA_FLAGS=-DFLASHC_ATTN_TIMELINE=1");
   check_cuda(cudaMalloc(&workspace, workspace_bytes), "cudaMalloc workspace");
-  for (int call = 0; call < 3; ++call) /* warm-up; the last call's timeline is read */
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int call = 0; call < 3; ++call) { /* warm-up; the last call's timeline is read, its time taken */
+    if (call == 2) check_cuda(cudaEventRecord(start, NULL), "cudaEventRecord");
     if (flashc_attn_fwd(handle, &p, workspace, workspace_bytes, NULL) != FLASHC_STATUS_SUCCESS)
       die("flashc_attn_fwd", flashc_last_error());
+  }
+  check_cuda(cudaEventRecord(stop, NULL), "cudaEventRecord");
   check_cuda(cudaDeviceSynchronize(), "the forward calls");
+  check_cuda(cudaEventElapsedTime(&g_call_ms, start, stop), "cudaEventElapsedTime");
 
   /* Where the launcher put the entries: the last ATTN_FWD_TIMELINE_BYTES, rounded down to 8. */
   const uintptr_t end = (uintptr_t)workspace + workspace_bytes;
@@ -169,6 +212,7 @@ int main(int argc, char** argv) {
     if (counts[w] > 0) warp_count = w + 1;
   }
   if (warp_count == 0) die("the timeline is empty", "did CTA 0 get a tile?");
+  print_cta_spans(raw);
   const int consumers = warp_count / 4;
   printf("# attention forward timeline: d%d seqlen %d batch %d heads %d%s %s; CTA 0, %d consumer warpgroups, %d..%d "
          "entries per warp%s\n",

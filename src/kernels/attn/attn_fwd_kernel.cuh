@@ -113,6 +113,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
    * its CTAs cannot displace ours. */
   grid_dependency_wait();
   grid_dependency_launch_dependents();
+  attn_fwd_timeline_cta_start(params);
   const int warpgroup = warpgroup_index_uniform();
   if (warpgroup == 0) {
     setmaxnreg_dec<ATTN_FWD_PRODUCER_REGISTERS>();
@@ -171,6 +172,7 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     attn_fwd_release_deferred_v_slot<T>(sm, state, thread); /* (also waits for the last O store's reads) */
     /* The last TMA store of O must have read its staging buffer before the CTA's shared memory goes. */
     if (T::O_SEPARATE && params.o_tma_store && thread == 0) tma_wait_group_read<0>();
+    attn_fwd_timeline_cta_end(params, thread);
   }
 }
 

@@ -37,8 +37,31 @@ static __device__ __forceinline__ void attn_fwd_stamp(attn_fwd_timeline& t, int 
     t.entries[t.count++] =
         (static_cast<uint64_t>(clock64()) << ATTN_FWD_TIMELINE_EVENT_BITS) | static_cast<uint64_t>(event);
 }
+
+static __device__ __forceinline__ uint64_t attn_fwd_globaltimer() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+/* The CTA's start (thread 0, once its barriers are set up) and end (the later of its consumer
+ * warpgroups' ends) on %globaltimer, in the CTA area after the warps' entries. */
+static __device__ __forceinline__ void attn_fwd_timeline_cta_start(const attn_fwd_params& p) {
+  if (p.timeline != nullptr && threadIdx.x == 0 && blockIdx.x < ATTN_FWD_TIMELINE_CTAS)
+    p.timeline[ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY + 2 * blockIdx.x] = attn_fwd_globaltimer();
+}
+
+static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params& p, int consumer_thread) {
+  if (p.timeline != nullptr && consumer_thread % 128 == 0 && blockIdx.x < ATTN_FWD_TIMELINE_CTAS)
+    atomicMax(reinterpret_cast<unsigned long long*>(p.timeline + ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY +
+                                                    2 * blockIdx.x + 1),
+              static_cast<unsigned long long>(attn_fwd_globaltimer()));
+}
 #else
 struct attn_fwd_timeline {};
+
+static __device__ __forceinline__ void attn_fwd_timeline_cta_start(const attn_fwd_params&) {}
+static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params&, int) {}
 
 static __device__ __forceinline__ attn_fwd_timeline attn_fwd_timeline_open(const attn_fwd_params&, int) {
   return attn_fwd_timeline{};

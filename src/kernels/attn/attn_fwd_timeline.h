@@ -18,7 +18,11 @@
 
 #define ATTN_FWD_TIMELINE_WARPS 12 /* consumer warps of the widest instance (3 warpgroups) */
 #define ATTN_FWD_TIMELINE_CAPACITY 8192
-#define ATTN_FWD_TIMELINE_BYTES ((unsigned long long)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY * 8ull)
+/* After the warps' entries: per CTA its start and end on %globaltimer (ns), for where the grid
+ * waits at its start and in its tail (attn_fwd_timeline_cta_start / _end). */
+#define ATTN_FWD_TIMELINE_CTAS 1024
+#define ATTN_FWD_TIMELINE_BYTES \
+  ((unsigned long long)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY * 8ull + ATTN_FWD_TIMELINE_CTAS * 16ull)
 #define ATTN_FWD_TIMELINE_EVENT_BITS 4
 
 /* What a consumer warp had just done when it stamped. */
