@@ -262,13 +262,6 @@ struct attn_fwd_tile {
    * which cost half of the racy build's gain (the consumers' skew); H200, against that: d256
    * 512 / 1k / 4k +4.3 / +3.1 / +2.2 %, causal 512 / 1k +7.5 / +6.0 %, d192 1k +7.1 %. */
   static constexpr bool O_PASS0_IN_K_SLOT = O_IN_V_SLOT && O_PASSES > 1;
-  /* FlashAttention-3's tile boundary: the next tile's first S is issued with this tile's last
-   * P·V and its softmax runs under that P·V, before this tile's epilogue (attn_fwd_consume).
-   * Needs the next tile's Q while this one's last S still runs (two Q buffers) and O in a buffer
-   * of its own: the d128 128-key instance. bench/attn_loop_rates put its ceiling at +2.7 % for
-   * 4-block tiles (512 keys) and +1.1 % for 8 (1k). */
-  static constexpr bool OVERLAP_BOUNDARY =
-      !STREAM_K && !EPILOGUE_REREADS_JOB && Q_STAGES > 1 && O_SEPARATE && Consumers == 2 && !PINGPONG;
   static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : V_OFFSET; /* (V slot: the epilogue picks the slot) */
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
   static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + BARRIER_BYTES;

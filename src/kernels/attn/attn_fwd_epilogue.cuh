@@ -262,12 +262,11 @@ static __device__ __forceinline__ void attn_fwd_epilogue(const attn_fwd_params& 
                                                          const attn_fwd_sequence& seq, const attn_fwd_tile_coord& tile,
                                                          int m0, int consumer, int thread, int held_v_stage,
                                                          float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
-                                                         bool rows_ended, bool lse_done, attn_softmax_result& finished,
+                                                         bool rows_ended, attn_softmax_result& finished,
                                                          attn_fwd_consumer_state& state) {
-  /* rows_ended: the key loop did attn_fwd_finish_rows_early (attn_fwd_rows_end_in_loop);
-   * lse_done: and the LSE too (the overlapped boundary, whose `rows` hold the next tile's) */
+  /* rows_ended: the key loop did attn_fwd_finish_rows_early (attn_fwd_rows_end_in_loop) */
   if (!rows_ended) attn_softmax_normalizer(rows, finished);
-  if (!rows_ended || (!T::EARLY_LSE && !lse_done)) attn_softmax_lse(rows, p.logit_scale, finished);
+  if (!rows_ended || !T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
   const float(&normalizer)[2] = finished.normalizer;
   const float(&lse)[2] = finished.lse;
   attn_fwd_stamp(state.timeline, ATTN_EVENT_FINISHED);

@@ -127,25 +127,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
     float o[T::O_ACCUMULATORS];
     attn_softmax_rows rows;
     attn_softmax_result finished; /* 1/l and LSE of the thread's rows (attn_fwd_finish_rows_early, EARLY_LSE) */
-    uint32_t pfrag[T::PV_STEPS][4]; /* P of the block whose P·V is issued next (across tiles: OVERLAP_BOUNDARY) */
-    bool started = false;           /* the last tile's boundary ran this tile's first block (OVERLAP_BOUNDARY) */
     if (consumer == T::CONSUMERS - 1) attn_fwd_pass_turn<T>(consumer); /* consumer 0 issues first */
     for (;;) {
-      const attn_fwd_job* job;
-      if constexpr (T::OVERLAP_BOUNDARY) {
-        job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_count - (started ? 1u : 0u)));
-        if (!started) { /* (a started tile's Q and job were taken by the last tile's boundary) */
-          mbarrier_wait_parity(&sm.q_full[T::q_stage(state.q_count)], T::q_parity(state.q_count));
-          ++state.q_count;
-          if (job->first < 0) break;
-        }
-      } else {
-        job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_count));
-        /* this tile's Q, and the job beside it */
-        mbarrier_wait_parity(&sm.q_full[T::q_stage(state.q_count)], T::q_parity(state.q_count));
-        ++state.q_count;
-        if (job->first < 0) break;
-      }
+      const attn_fwd_job* job = attn_fwd_job_at<T>(sm, T::job_slot(state.q_count));
+      /* this tile's Q, and the job beside it */
+      mbarrier_wait_parity(&sm.q_full[T::q_stage(state.q_count)], T::q_parity(state.q_count));
+      ++state.q_count;
+      if (job->first < 0) break;
       attn_fwd_stamp(state.timeline, ATTN_EVENT_TILE);
       if constexpr (T::EPILOGUE_REREADS_JOB) {
         int held_v_stage;
@@ -153,10 +141,9 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
             attn_fwd_rows_end_in_loop<T>(attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u)));
         {
           const attn_fwd_sequence seq = job->seq;
-          bool next_started; /* (never: no OVERLAP_BOUNDARY where the epilogue rereads the job) */
           held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, job->tile.m_block * T::BLOCK_M, job->first,
                                                     job->end, consumer, thread, state, o, rows, rows_end_in_loop,
-                                                    finished, pfrag, false, next_started);
+                                                    finished);
         }
         /* The job again (still this tile's, see attn_fwd_tile::JOB_SLOTS; its index from the phase, so not
          * even its address lives through the key loop). */
@@ -166,25 +153,18 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const attn_fwd_tile_coord tile = again->tile;
         const attn_fwd_sequence seq = again->seq;
         attn_fwd_epilogue<Input, T>(params, sm, seq, tile, tile.m_block * T::BLOCK_M, consumer, thread, held_v_stage,
-                                    o, rows, rows_end_in_loop, false, finished, state);
+                                    o, rows, rows_end_in_loop, finished, state);
       } else {
         const attn_fwd_tile_coord tile = job->tile;
         const attn_fwd_sequence seq = job->seq;
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
         const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
-        bool next_started;
         const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread,
-                                                            state, o, rows, rows_end_in_loop, finished, pfrag, started,
-                                                            next_started);
-        if constexpr (T::OVERLAP_BOUNDARY) started = next_started;
+                                                            state, o, rows, rows_end_in_loop, finished);
         if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
-        if constexpr (T::OVERLAP_BOUNDARY)
-          attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows,
-                                      rows_end_in_loop || started, started, finished, state);
-        else
-          attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows,
-                                      rows_end_in_loop, false, finished, state);
+        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, rows_end_in_loop,
+                                    finished, state);
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }

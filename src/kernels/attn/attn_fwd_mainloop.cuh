@@ -457,25 +457,13 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
                                                         const attn_fwd_sequence& seq, int m0, int first, int end,
                                                         int consumer, int thread, attn_fwd_consumer_state& state,
                                                         float (&o)[T::O_ACCUMULATORS], attn_softmax_rows& rows,
-                                                        bool rows_end_in_loop, attn_softmax_result& finished,
-                                                        uint32_t (&pfrag_carried)[T::PV_STEPS][4], bool started,
-                                                        bool& next_started) {
-  /* started (OVERLAP_BOUNDARY): the previous tile's boundary already ran this tile's first block
-   * (its S, softmax into `rows` and P in `pfrag`); next_started: this call did the same for the
-   * next tile, whose Q and job it took (state.q_count counts it), and ended this tile's rows
-   * with their LSE in `finished`. */
-  next_started = false;
-  /* P lives in the caller's array only where it crosses tiles; elsewhere in a local one (the
-   * caller's moved ptxas's register allocation in every other instance). */
-  uint32_t pfrag_local[T::PV_STEPS][4];
-  uint32_t(&pfrag)[T::PV_STEPS][4] = T::OVERLAP_BOUNDARY ? pfrag_carried : pfrag_local;
+                                                        bool rows_end_in_loop, attn_softmax_result& finished) {
   auto zero_o = [&] {
 #pragma unroll
     for (int i = 0; i < T::O_ACCUMULATORS; ++i) o[i] = 0.0f;
   };
   if constexpr (T::ZERO_O_AT_TILE_START) zero_o(); /* else the tile's first P·V writes O (accumulate = 0) */
-  const bool resumed = T::OVERLAP_BOUNDARY && started; /* (constant false elsewhere: the same code as before) */
-  if (!resumed) attn_softmax_init(rows);
+  attn_softmax_init(rows);
   const unsigned q_stage = T::q_stage(state.q_count - 1u); /* this tile's Q buffer (the caller counted it) */
   if (end <= first) { /* (the caller waited for Q) */
     if constexpr (!T::ZERO_O_AT_TILE_START) zero_o();
@@ -506,6 +494,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
 
   float s[T::S_ACCUMULATORS];
+  uint32_t pfrag[T::PV_STEPS][4];
   float o_scale[2];
   bool o_rescale = false; /* O must be multiplied by o_scale before the next P·V */
 
@@ -518,8 +507,8 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   };
 
   attn_fwd_stamp(state.timeline, ATTN_EVENT_PROLOGUE);
-  /* First block: S only (unless the previous tile's boundary ran it). */
-  if (!resumed) {
+  /* First block: S only. */
+  {
     const int stage = attn_fwd_uniform_stage(state.k_position);
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
@@ -595,75 +584,11 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_pack_p<Input, T>(pfrag, s); /* o_scale waits for the next block, under its S */
   }
 
-  /* Last block: P·V only — with OVERLAP_BOUNDARY and a next tile with keys, its first S too. */
+  /* Last block: P·V only. */
   {
     const int v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
-    if constexpr (T::OVERLAP_BOUNDARY) {
-      /* The next tile's Q and job (loaded a tile ahead: two Q buffers); whether it has keys,
-       * visibly warp-uniform (a branch around wgmmas must be, or ptxas serializes them all). */
-      const unsigned next_count = state.q_count;
-      mbarrier_wait_parity(&sm.q_full[T::q_stage(next_count)], T::q_parity(next_count));
-      const attn_fwd_job* next_job = attn_fwd_job_at<T>(sm, T::job_slot(next_count));
-      const int next_first = __shfl_sync(0xffffffffu, next_job->first, 0);
-      const int next_end = __shfl_sync(0xffffffffu, next_job->end, 0);
-      if (next_first >= 0 && next_end > next_first) {
-        ++state.q_count;
-        const attn_fwd_sequence next_seq = next_job->seq;
-        const int next_m0 = next_job->tile.m_block * T::BLOCK_M;
-        const unsigned next_q_stage = T::q_stage(next_count);
-        const uint64_t next_desc_q = uniform_u64(smem_desc_k_major_at(
-            smem_u32(sm.q) + next_q_stage * T::Q_BYTES +
-                consumer * ATTN_FWD_ROWS_PER_CONSUMER * static_cast<uint32_t>(T::QK_SWIZZLE),
-            T::QK_SWIZZLE, T::BLOCK_M, 0));
-        const int k_stage = attn_fwd_uniform_stage(state.k_position);
-        mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
-        wgmma_fence_operand(s);
-        wgmma_fence_operand(o);
-#pragma unroll
-        for (int step = 0; step < T::PV_STEPS; ++step) wgmma_fence_operand(pfrag[step]);
-        attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
-        wgmma_fence();
-        attn_fwd_issue_qk<Input, T>(s, next_desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
-        wgmma_commit_group();
-        if (o_rescale) attn_rescale_rows(o, o_scale);
-        wgmma_fence_operand(o);
-        wgmma_fence();
-        attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
-                                    first == end - 1 ? 0u : 1u);
-        wgmma_commit_group();
-        attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
-        /* This tile's rows end here, LSE included: `rows` takes the next tile's first block. */
-        attn_softmax_normalizer(rows, finished);
-        attn_softmax_lse(rows, p.logit_scale, finished);
-        wgmma_wait_group<1>(); /* the next tile's first S is ready; this tile's last P·V may still run */
-        wgmma_fence_operand(s);
-        attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
-        attn_fwd_release_k<T>(sm, k_stage, next_first == next_end - 1);
-        if (next_first == next_end - 1) attn_fwd_release_q_early(sm, next_q_stage);
-        ring_advance<T::STAGES>(state.k_position);
-        attn_softmax_init(rows);
-        if (p.softcap > 0.0f) attn_softcap(s, p.softcap_input_scale, p.softcap);
-        const attn_fwd_masked_blocks next_masked =
-            attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, next_seq, next_m0);
-        if (next_masked.contains(next_end - 1))
-          attn_fwd_apply_mask<T::BLOCK_N, T::WINDOWS>(s, p, next_seq, next_m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER,
-                                                      (next_end - 1) * T::BLOCK_N, thread);
-        attn_softmax_step<T::CONDITIONAL_RESCALE, T::SOFTMAX_MAX_TREE, T::SOFTMAX_SPLIT_SUM>(
-            s, rows, p.softmax_scale_log2, o_scale); /* (a first block: nothing to rescale) */
-        attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
-        attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
-        wgmma_wait_group<0>();
-        wgmma_fence_operand(o);
-        attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
-        attn_fwd_release(&sm.v_empty[v_stage]);
-        ring_advance<T::STAGES>(state.v_position);
-        attn_fwd_pack_p<Input, T>(pfrag, s);
-        next_started = true;
-        return -1;
-      }
-    }
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     attn_fwd_wait_turn<T>(consumer);
