@@ -26,6 +26,8 @@
  *   2b-2d. unmasked d64 cases for the 3- and 4-consumer instances, and uniform cases (no mask,
  *      fixed lengths, unsplit; d64/d128/d256) with the stream-K tail forced on a handle that
  *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
+ *   2e-2f. masked cases for the one-consumer instances, and causal d128 cases on 2-3 SMs whose
+ *      CTAs take several tiles each from the dynamic scheduler's counter;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -141,6 +143,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
 #define FOUR_CONSUMER_CASES 8 /* shorter unmasked d64 cases (part 2c) */
 #define ONE_CONSUMER_CASES 12 /* masked d64/d128 cases that see few keys per row (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
+#define TICKET_CASES 12 /* causal d128 cases whose CTAs take tiles from the dynamic counter (part 2f) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -180,7 +183,7 @@ typedef struct gcase {
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
   int page_size;                                     /* paged KV (0: not paged) */
   int stream_k_sms; /* > 0: the stream-K tail forced on a handle that plans with this many SMs (part 2d) */
-  int plan_sms;     /* > 0: a handle that plans with this many SMs (part 2e: enough tiles per SM) */
+  int plan_sms;     /* > 0: a handle that plans with this many SMs (parts 2e, 2f) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -978,7 +981,7 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   size_t workspace_bytes = 0;
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
-  /* Parts 2d and 2e: every call of the case on a handle that plans with its few SMs (2d: the
+  /* Parts 2d-2f: every call of the case on a handle that plans with its few SMs (2d: the
    * tail forced). */
   const int handle_sms = handle->cuda.sm_count, forced_tail = c->stream_k_sms && !g_cpu;
   const int forced_sms = g_cpu ? 0 : c->stream_k_sms ? c->stream_k_sms : c->plan_sms;
@@ -1177,6 +1180,28 @@ static gcase stream_k_case(uint64_t seed, int n) {
   return c;
 }
 
+/* Part 2f: a random case made a causal d128 one (softcap kept where drawn) on a handle that
+ * plans with 2 or 3 SMs: the 2-consumer instance with its two Q buffers and job slots, each CTA
+ * taking several tiles from the dynamic scheduler's counter (attn_fwd_scheduler.cuh) — the
+ * other parts run causal d128 with at most one tile per CTA, or on the one-consumer instance. */
+static gcase ticket_case(uint64_t seed, int n) {
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = random_case(&case_rng);
+  c.head_dim = c.head_dim_v = 128;
+  const int softcap = c.feature == FEAT_SOFTCAP || c.feature == FEAT_SOFTCAP_MASK;
+  c.feature = softcap ? FEAT_SOFTCAP_MASK : FEAT_CAUSAL;
+  c.seqlen_k = test_rng_int(&case_rng, 300, 1500);
+  c.seqlen_q = c.layout == LAYOUT_QKV ? c.seqlen_k : test_rng_int(&case_rng, 256, 1500);
+  set_feature(&c, &case_rng);
+  c.causal = 1, c.window_left = c.window_right = -1; /* (a softcap draw's mask may have been a window) */
+  c.index = n;
+  set_knobs(&c, &case_rng, 1);
+  fit_budget(&c, 1e9);
+  c.plan_sms = test_rng_int(&case_rng, 2, 3);
+  c.rng = case_rng;
+  return c;
+}
+
 int main(int argc, char** argv) {
   int random_cases = 300, quick = 0, fixed = 1, refusals = 1;
   for (int i = 1; i < argc; ++i) {
@@ -1235,7 +1260,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES +
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + TICKET_CASES +
                  SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
@@ -1294,6 +1319,9 @@ int main(int argc, char** argv) {
     const int first_one = n;
     for (int i = 0; i < ONE_CONSUMER_CASES; ++i, ++n) cases[n] = one_consumer_case(seed, n, i % 2);
     printf("part 2e: %d masked d64/d128 cases that see few keys per row\n", n - first_one);
+    const int first_ticket = n;
+    for (int i = 0; i < TICKET_CASES; ++i, ++n) cases[n] = ticket_case(seed, n);
+    printf("part 2f: %d causal d128 cases taking tiles from the dynamic counter on 2-3 SMs\n", n - first_ticket);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
