@@ -53,6 +53,8 @@ enum q_mode { Q_RESIDENT = 0, Q_SINGLE = 1, Q_DOUBLE_O_IN_Q = 2 };
 constexpr size_t Q_CHUNKS = 8192; /* 256 MB of distinct Q tiles: every load comes from DRAM */
 constexpr int HEAD_BLOCKS = 26;
 constexpr int HEADS = 4;
+constexpr size_t Q_TILE_BYTES = 128 * 128 * 2;      /* a 128-row d128 Q tile (attn_fwd_tile::Q_BYTES) */
+constexpr size_t KV_BLOCK_BYTES_MAX = 160 * 128 * 2; /* one K or V block at the widest width timed */
 
 __device__ __forceinline__ uint32_t hash32(uint32_t x) {
   x ^= x >> 16;
@@ -67,6 +69,7 @@ template <int BlockN, int Schedule, int QMode, int TileBlocks>
 __global__ void __launch_bounds__(384, 1)
     attn_loop_kernel(long long* cycles, float* sink, const uint8_t* kv, const uint8_t* q_global, uint8_t* o_global) {
   using T = attn_fwd_tile<128, 128, BlockN, 2>;
+  static_assert(T::Q_BYTES == Q_TILE_BYTES && T::K_STAGE_BYTES <= KV_BLOCK_BYTES_MAX, "the host's buffers");
   constexpr int STAGES = 2;
   constexpr int TILES = BLOCKS / TileBlocks;
   constexpr int Q_BUFFERS = QMode == Q_DOUBLE_O_IN_Q ? 2 : 1;
@@ -400,14 +403,14 @@ int main() {
   long long* d_cycles = nullptr;
   float* d_sink = nullptr;
   uint8_t *d_kv = nullptr, *d_q = nullptr, *d_o = nullptr;
-  const size_t kv_bytes = static_cast<size_t>(HEADS) * HEAD_BLOCKS * 2 * 160 * 128 * 2;
+  const size_t kv_bytes = static_cast<size_t>(HEADS) * HEAD_BLOCKS * 2 * KV_BLOCK_BYTES_MAX;
   cudaMalloc(&d_cycles, sizeof(long long) * 2 * sms);
   cudaMalloc(&d_sink, sizeof(float) * sms);
   cudaMalloc(&d_kv, kv_bytes);
   cudaMemset(d_kv, 0x3c, kv_bytes); /* bf16 ~0.0115: finite scores */
-  cudaMalloc(&d_q, Q_CHUNKS * 32768);
-  cudaMemset(d_q, 0x3c, Q_CHUNKS * 32768);
-  cudaMalloc(&d_o, static_cast<size_t>(sms) * 32768);
+  cudaMalloc(&d_q, Q_CHUNKS * Q_TILE_BYTES);
+  cudaMemset(d_q, 0x3c, Q_CHUNKS * Q_TILE_BYTES);
+  cudaMalloc(&d_o, static_cast<size_t>(sms) * Q_TILE_BYTES); /* each CTA's O tile (O and Q tiles match at d128) */
   /* one tile of every block (the steady loop), then tiles of 8 (1k keys at 128) and 4 (512) at
    * 128 keys, 26 (4k) and 103 (16k) at 160; the kernel's boundary and the overlapped one */
   run<128, SCHEDULE_KERNEL, Q_RESIDENT, BLOCKS>(sms, d_cycles, d_sink, d_kv, d_q, d_o);
