@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench_kernel_util.cuh"
 #include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_mainloop.cuh"
 
@@ -55,15 +56,6 @@ constexpr int HEAD_BLOCKS = 26;
 constexpr int HEADS = 4;
 constexpr size_t Q_TILE_BYTES = 128 * 128 * 2;      /* a 128-row d128 Q tile (attn_fwd_tile::Q_BYTES) */
 constexpr size_t KV_BLOCK_BYTES_MAX = 160 * 128 * 2; /* one K or V block at the widest width timed */
-
-__device__ __forceinline__ uint32_t hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 
 template <int BlockN, int Schedule, int QMode, int TileBlocks>
 __global__ void __launch_bounds__(384, 1)
@@ -100,11 +92,8 @@ __global__ void __launch_bounds__(384, 1)
     fence_mbarrier_init();
   }
   const uint32_t words = (Q_BUFFERS * T::Q_BYTES + STAGES * T::K_STAGE_BYTES + STAGES * T::V_STAGE_BYTES) / 4;
-  for (uint32_t i = threadIdx.x; i < words; i += blockDim.x) {
-    const uint32_t h = hash32(i * 2654435761u + blockIdx.x);
-    reinterpret_cast<uint32_t*>(smem)[i] =
-        pack_bf16x2(static_cast<float>(h & 0xffff) / 32768.0f - 1.0f, static_cast<float>(h >> 16) / 32768.0f - 1.0f);
-  }
+  for (uint32_t i = threadIdx.x; i < words; i += blockDim.x)
+    reinterpret_cast<uint32_t*>(smem)[i] = bench_random_bf16x2(i * 2654435761u + blockIdx.x);
   fence_proxy_async_shared_cta();
   __syncthreads();
   const int warpgroup = warpgroup_index_uniform();
@@ -186,8 +175,8 @@ __global__ void __launch_bounds__(384, 1)
     }
   };
   auto wait_full = [&](uint64_t* full, const ring_position& pos) { mbarrier_wait_parity(&full[pos.stage], pos.phase); };
-  auto release = [&](uint64_t* empty, ring_position& pos) {
-    if (lane_id() == 0) mbarrier_arrive(&empty[pos.stage]);
+  auto release = [&](uint64_t* empty, ring_position& pos) { /* the kernel's slot release, then the next slot */
+    attn_fwd_release(&empty[pos.stage]);
     ring_advance<STAGES>(pos);
   };
   auto softmax = [&] {
@@ -226,19 +215,27 @@ __global__ void __launch_bounds__(384, 1)
     o_rescale = false;
     attn_fwd_pack_p<ATTN_INPUT_BF16, T>(pfrag, s);
   };
-  /* One steady block: S_b with P_{b−1}·V_{b−1} (accumulate 0 for the tile's first P·V). */
-  auto steady_block = [&](uint32_t accumulate, bool last_s, int t) {
+  /* The next block's S once its K landed, as one wgmma group. */
+  auto issue_s_group = [&] {
     wait_full(k_full, kp);
     fence_all();
     wgmma_fence();
     issue_s();
     wgmma_commit_group();
+  };
+  /* The next P·V once its V landed (O brought to the row maxima first), as one wgmma group. */
+  auto issue_pv_group = [&](uint32_t accumulate) {
     wait_full(v_full, vp);
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
     issue_pv(accumulate);
     wgmma_commit_group();
+  };
+  /* One steady block: S_b with P_{b−1}·V_{b−1} (accumulate 0 for the tile's first P·V). */
+  auto steady_block = [&](uint32_t accumulate, bool last_s, int t) {
+    issue_s_group();
+    issue_pv_group(accumulate);
     release_pending_q();
     wgmma_wait_group<1>();
     wgmma_fence_operand(s);
@@ -283,16 +280,15 @@ __global__ void __launch_bounds__(384, 1)
     if (QMode == Q_DOUBLE_O_IN_Q) pending_q = t % Q_BUFFERS;
     ++tile_count;
   };
-  /* A tile's last block: P·V only, the rows' end under it (EARLY_LSE). */
-  auto last_block = [&] {
-    wait_full(v_full, vp);
-    if (o_rescale) attn_rescale_rows(o, o_scale);
-    wgmma_fence_operand(o);
-    wgmma_fence();
-    issue_pv(TileBlocks == 1 ? 0u : 1u);
-    wgmma_commit_group();
+  /* A tile's last P·V (O brought to the row maxima first), and the rows' end under it (EARLY_LSE). */
+  auto issue_last_pv_end_rows = [&] {
+    issue_pv_group(TileBlocks == 1 ? 0u : 1u);
     attn_softmax_normalizer(rows, finished);
     attn_softmax_lse(rows, 1.0f, finished);
+  };
+  /* A tile's last block: P·V only. */
+  auto last_block = [&] {
+    issue_last_pv_end_rows();
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     release(v_empty, vp);
@@ -301,19 +297,8 @@ __global__ void __launch_bounds__(384, 1)
    * that P·V, then tile t's epilogue (FlashAttention-3's order). */
   auto boundary = [&](int t) {
     take_q(t + 1);
-    wait_full(k_full, kp);
-    fence_all();
-    wgmma_fence();
-    issue_s();
-    wgmma_commit_group();
-    wait_full(v_full, vp);
-    if (o_rescale) attn_rescale_rows(o, o_scale);
-    wgmma_fence_operand(o);
-    wgmma_fence();
-    issue_pv(TileBlocks == 1 ? 0u : 1u);
-    wgmma_commit_group();
-    attn_softmax_normalizer(rows, finished);
-    attn_softmax_lse(rows, 1.0f, finished);
+    issue_s_group();
+    issue_last_pv_end_rows();
     wgmma_wait_group<1>();
     wgmma_fence_operand(s);
     release(k_empty, kp);
@@ -393,13 +378,8 @@ void run(int sms, long long* d_cycles, float* d_sink, const uint8_t* d_kv, const
 }  // namespace
 
 int main() {
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, device);
-  printf("# %s, %d SMs; d128 key loop, 2 consumers, %d key blocks each, K/V through 2-slot rings from L2\n", prop.name,
-         sms, BLOCKS);
+  const int sms = bench_print_device();
+  printf("d128 key loop, 2 consumers, %d key blocks each, K/V through 2-slot rings from L2\n", BLOCKS);
   long long* d_cycles = nullptr;
   float* d_sink = nullptr;
   uint8_t *d_kv = nullptr, *d_q = nullptr, *d_o = nullptr;

@@ -86,7 +86,7 @@ static int compare_u64(const void* a, const void* b) {
  * and how much of the grid's span the SMs were busy — the grid's start-up and tail. CTA 0 is
  * shown apart: its stamps slow it (~20 % at d128), so it ends last for that reason alone. */
 static void print_cta_spans(const uint64_t* raw) {
-  const uint64_t* area = raw + (size_t)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY;
+  const uint64_t* area = raw + ATTN_FWD_TIMELINE_CTA_AREA;
   uint64_t starts[ATTN_FWD_TIMELINE_CTAS], ends[ATTN_FWD_TIMELINE_CTAS];
   int n = 0;
   for (int c = 1; c < ATTN_FWD_TIMELINE_CTAS; ++c)

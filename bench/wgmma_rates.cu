@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench_kernel_util.cuh"
 #include "kernels/common/ptx.cuh"
 
 namespace {
@@ -44,21 +45,6 @@ constexpr uint32_t SMEM_BYTES = 1024 + CONSUMERS * A_BYTES + B_BYTES + TRAFFIC_B
 constexpr long long TRAFFIC_PERIOD = 585; /* cycles per 16 KB: ~28 B/clk */
 enum traffic_mode { TRAFFIC_NONE = 0, TRAFFIC_PACED = 1, TRAFFIC_MAX = 2 };
 
-__device__ __forceinline__ uint32_t hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
-
-/* A random bf16 pair in (−1, 1). */
-__device__ __forceinline__ uint32_t random_pair(uint32_t seed) {
-  const uint32_t h = hash32(seed);
-  return pack_bf16x2(static_cast<float>(h & 0xffff) / 32768.0f - 1.0f, static_cast<float>(h >> 16) / 32768.0f - 1.0f);
-}
-
 template <bool Rs, int N>
 __global__ void __launch_bounds__(THREADS, 1)
     wgmma_rate_kernel(const uint8_t* traffic_src, int traffic, long long* cycles, long long* nanoseconds,
@@ -71,7 +57,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   uint64_t* bar = reinterpret_cast<uint64_t*>(traffic_area + TRAFFIC_BUFFERS * TRAFFIC_BYTES);
   volatile int* stop = reinterpret_cast<volatile int*>(bar + 1);
   for (uint32_t i = threadIdx.x; i < (CONSUMERS * A_BYTES + B_BYTES) / 4; i += THREADS)
-    reinterpret_cast<uint32_t*>(smem)[i] = random_pair(i * 2654435761u + blockIdx.x);
+    reinterpret_cast<uint32_t*>(smem)[i] = bench_random_bf16x2(i * 2654435761u + blockIdx.x);
   if (threadIdx.x == 0) {
     mbarrier_init(bar, 1);
     *stop = 0;
@@ -106,7 +92,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
   for (int step = 0; step < K_STEPS; ++step)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) a[step][i] = random_pair((thread * K_STEPS + step) * 4 + i + 7919u * blockIdx.x);
+    for (int i = 0; i < 4; ++i) a[step][i] = bench_random_bf16x2((thread * K_STEPS + step) * 4 + i + 7919u * blockIdx.x);
   const uint64_t desc_a0 = smem_desc_k_major(a_tiles + warpgroup * A_BYTES, SMEM_SWIZZLE_128B, 64);
   const uint64_t desc_b0 = smem_desc_k_major(b_tile, SMEM_SWIZZLE_128B, N);
   named_barrier_sync(1, CONSUMERS * 128);
@@ -151,15 +137,6 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (sum == 12345.678f) cycles[blockIdx.x] = 0;
 }
 
-uint32_t host_hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
-
 float host_bf16(float x) { /* round to nearest even, as cvt.rn.bf16 */
   uint32_t u;
   memcpy(&u, &x, 4);
@@ -170,13 +147,12 @@ float host_bf16(float x) { /* round to nearest even, as cvt.rn.bf16 */
 }
 
 /* Element (row, k) of a 128B-swizzled K-major bf16 tile of `rows` rows at byte `base` of the
- * filled shared memory (block 0's fill: random_pair of the word index). */
+ * filled shared memory (block 0's fill: bench_random_bf16x2 of the word index). */
 float host_element(uint32_t base, uint32_t rows, uint32_t row, uint32_t k) {
   const uint32_t within = (k % 64) * 2;
   const uint32_t byte = base + (k / 64) * rows * 128 + row * 128 + (((within / 16) ^ (row % 8)) * 16) + within % 16;
-  const uint32_t h = host_hash32((byte / 4) * 2654435761u);
-  const float value = (byte % 4) == 0 ? static_cast<float>(h & 0xffff) / 32768.0f - 1.0f
-                                      : static_cast<float>(h >> 16) / 32768.0f - 1.0f;
+  const uint32_t h = bench_hash32((byte / 4) * 2654435761u);
+  const float value = bench_unit((byte % 4) == 0 ? h : h >> 16);
   return host_bf16(value);
 }
 
@@ -242,12 +218,8 @@ void run(const uint8_t* src, int traffic, int sms, long long* d_cycles, long lon
 }  // namespace
 
 int main() {
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, device);
-  printf("# %s, %d SMs; 2 warpgroups x batches of 8 wgmma m64nNk16 bf16, %d batches each\n", prop.name, sms, ROUNDS);
+  const int sms = bench_print_device();
+  printf("2 warpgroups x batches of 8 wgmma m64nNk16 bf16, %d batches each\n", ROUNDS);
   uint8_t* src = nullptr;
   long long *d_cycles = nullptr, *d_ns = nullptr;
   cudaMalloc(&src, 8 * TRAFFIC_BYTES);

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_timeline.h"
 
@@ -44,18 +45,24 @@ static __device__ __forceinline__ uint64_t attn_fwd_globaltimer() {
   return ns;
 }
 
+/* This CTA's pair in the CTA area (attn_fwd_timeline.h): start, then end; null when not recorded. */
+static __device__ __forceinline__ uint64_t* attn_fwd_timeline_cta_pair(const attn_fwd_params& p) {
+  return p.timeline != nullptr && blockIdx.x < ATTN_FWD_TIMELINE_CTAS
+             ? p.timeline + ATTN_FWD_TIMELINE_CTA_AREA + 2 * blockIdx.x
+             : nullptr;
+}
+
 /* The CTA's start (thread 0, once its barriers are set up) and end (the later of its consumer
- * warpgroups' ends) on %globaltimer, in the CTA area after the warps' entries. */
+ * warpgroups' ends) on %globaltimer. */
 static __device__ __forceinline__ void attn_fwd_timeline_cta_start(const attn_fwd_params& p) {
-  if (p.timeline != nullptr && threadIdx.x == 0 && blockIdx.x < ATTN_FWD_TIMELINE_CTAS)
-    p.timeline[ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY + 2 * blockIdx.x] = attn_fwd_globaltimer();
+  uint64_t* pair = attn_fwd_timeline_cta_pair(p);
+  if (pair != nullptr && threadIdx.x == 0) pair[0] = attn_fwd_globaltimer();
 }
 
 static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params& p, int consumer_thread) {
-  if (p.timeline != nullptr && consumer_thread % 128 == 0 && blockIdx.x < ATTN_FWD_TIMELINE_CTAS)
-    atomicMax(reinterpret_cast<unsigned long long*>(p.timeline + ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY +
-                                                    2 * blockIdx.x + 1),
-              static_cast<unsigned long long>(attn_fwd_globaltimer()));
+  uint64_t* pair = attn_fwd_timeline_cta_pair(p);
+  if (pair != nullptr && consumer_thread % ATTN_FWD_WARPGROUP_THREADS == 0)
+    atomicMax(reinterpret_cast<unsigned long long*>(pair + 1), static_cast<unsigned long long>(attn_fwd_globaltimer()));
 }
 #else
 struct attn_fwd_timeline {};

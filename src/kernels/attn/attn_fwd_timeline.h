@@ -18,11 +18,12 @@
 
 #define ATTN_FWD_TIMELINE_WARPS 12 /* consumer warps of the widest instance (3 warpgroups) */
 #define ATTN_FWD_TIMELINE_CAPACITY 8192
-/* After the warps' entries: per CTA its start and end on %globaltimer (ns), for where the grid
- * waits at its start and in its tail (attn_fwd_timeline_cta_start / _end). */
+/* After the warps' entries, from entry ATTN_FWD_TIMELINE_CTA_AREA: CTA c's start and end on
+ * %globaltimer (ns) at entries 2c and 2c + 1, for where the grid waits at its start and in its
+ * tail (attn_fwd_timeline_cta_start / _end; bench/attn_timeline reads them). */
 #define ATTN_FWD_TIMELINE_CTAS 1024
-#define ATTN_FWD_TIMELINE_BYTES \
-  ((unsigned long long)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY * 8ull + ATTN_FWD_TIMELINE_CTAS * 16ull)
+#define ATTN_FWD_TIMELINE_CTA_AREA ((unsigned long long)ATTN_FWD_TIMELINE_WARPS * ATTN_FWD_TIMELINE_CAPACITY)
+#define ATTN_FWD_TIMELINE_BYTES ((ATTN_FWD_TIMELINE_CTA_AREA + 2ull * ATTN_FWD_TIMELINE_CTAS) * 8ull)
 #define ATTN_FWD_TIMELINE_EVENT_BITS 4
 
 /* What a consumer warp had just done when it stamped. */
