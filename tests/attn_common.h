@@ -86,6 +86,23 @@ static inline void store_random(test_rng* rng, void* base, int64_t index, flashc
 }
 
 /* Fills rows [0, used) of every (batch, head) with random values (rows given by row0 + r). */
+/* The largest 2-norm of a row (one head's `columns` values) among rows [row0, row0 + used) of
+ * batch b, every head: bounds |q·k| sums for the scores' error term (gpu_attn_fwd.c). */
+static inline double tensor4_max_row_norm(const tensor4* t, int b, int64_t row0, int used) {
+  double best = 0.0;
+  for (int r = 0; r < used; ++r)
+    for (int h = 0; h < t->heads; ++h) {
+      int64_t offset = tensor4_offset(t, b, row0 + r, h);
+      double sum = 0.0;
+      for (int c = 0; c < t->columns; ++c) {
+        double x = test_load(t->data, offset + c, t->dtype);
+        sum += x * x;
+      }
+      if (sum > best) best = sum;
+    }
+  return sqrt(best);
+}
+
 static inline void tensor4_fill_rows(tensor4* t, test_rng* rng, int b, int64_t row0, int used, double scale) {
   for (int r = 0; r < used; ++r)
     for (int h = 0; h < t->heads; ++h) {

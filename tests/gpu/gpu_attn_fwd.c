@@ -593,6 +593,7 @@ typedef struct prepared {
   flashc_attn_fwd_params p; /* host pointers */
   double *o_ref, *o_same, *lse_ref, *lse_same;
   unsigned char *o_mask, *o_mask_same, *lse_mask, *lse_mask_same;
+  double q_norm_max, k_norm_max; /* the largest row 2-norms of the used Q and K rows (lse_score_error) */
   int oracle_failed;
   char desc[1400];
 } prepared;
@@ -785,13 +786,16 @@ static void prepare_data(prepared* pr) {
       tensor4_fill_rows(&pr->k, &rng, kb, k0, s->used_k[b], 1.0);
       tensor4_fill_rows(&pr->v, &rng, kb, k0, s->used_k[b], 1.0);
       if (c->key_ramp > 0) key_ramp_rows(&pr->k, kb, k0, s->used_k[b], c->key_ramp);
+      pr->k_norm_max = fmax(pr->k_norm_max, tensor4_max_row_norm(&pr->k, kb, k0, s->used_k[b]));
     }
+    pr->q_norm_max = fmax(pr->q_norm_max, tensor4_max_row_norm(&pr->q, qb, q0, s->used_q[b]));
   }
   int32_t* page_table = NULL;
   if (paged) { /* every page random; the table a permutation of the pages */
     for (int pg = 0; pg < num_pages; ++pg) {
       tensor4_fill_rows(&pr->k, &rng, pg, 0, c->page_size, 1.0);
       tensor4_fill_rows(&pr->v, &rng, pg, 0, c->page_size, 1.0);
+      pr->k_norm_max = fmax(pr->k_norm_max, tensor4_max_row_norm(&pr->k, pg, 0, c->page_size));
     }
     page_table = mirror_new(pr, sizeof(int32_t) * (size_t)c->batch * max_pages, NULL);
     int* perm = malloc(sizeof(int) * (size_t)num_pages);
@@ -958,6 +962,23 @@ static int is_refusal_status(flashc_status status, const gcase* c) {
 /* Part 2d's cases on the GPU, and those for which the launcher planned the stream-K tail. */
 static int g_stream_k_cases = 0, g_stream_k_planned = 0;
 
+/* The LSE's share of the scores' own error. The kernel's S = Q·Kᵀ accumulates in the tensor
+ * cores' fp32 accumulator, which adds with truncation (gpu_gemm.c's header: Fasi et al.), up to
+ * one ulp of a partial sum per 16-wide k step; the oracle's same-precision scores round to
+ * nearest once per product, so "2 x same" need not cover it. Each partial sum of q·k is at most
+ * Σ|q_c k_c| ≤ |q|·|k|, so a score errs by at most scale · 2^-23 · (d/16 + 1) · |q|·|k|, and the
+ * LSE, a smooth maximum of its row's scores (a softcap only flattens them), by at most its row's
+ * largest score error. Only long rows of large scores come near it (the key ramp). H200, seed
+ * 653327157764, case #396 (bf16 d64 causal, varlen, 3719 keys): LSE error 1.04e-4 against a
+ * bound of 1.03e-4 without this term, 1.93e-4 with it. The fault model it must not hide: a
+ * missing or repeated key block moves the LSE by that block's share of the row's weight, e.g.
+ * 3.5e-2 for 128 of 3719 equal keys. */
+static double lse_score_error(const prepared* pr) {
+  const gcase* c = &pr->c;
+  double scale = c->softmax_scale > 0 ? (double)c->softmax_scale : 1.0 / sqrt((double)c->head_dim);
+  return scale * ldexp(1.0, -23) * (c->head_dim / 16 + 1) * pr->q_norm_max * pr->k_norm_max;
+}
+
 static int run_case(flashc_handle_t handle, prepared* pr, double* backend_seconds) {
   const gcase* c = &pr->c;
   snprintf(g_current, sizeof g_current, "attn_fwd %s", pr->desc);
@@ -1063,9 +1084,10 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
       double max_lse = 1.0;
       for (int64_t i = 0; i < pr->lse_count; ++i)
         if (pr->lse_mask[i] == ORACLE_COMPARE && fabs(pr->lse_ref[i]) > max_lse) max_lse = fabs(pr->lse_ref[i]);
-      /* lse is fp32: 16 units of fp32 roundoff at its magnitude on top of 2x same (as cpu_attn_fwd) */
+      /* lse is fp32: 16 units of fp32 roundoff at its magnitude on top of 2x same (as cpu_attn_fwd),
+       * plus the scores' own error (lse_score_error) */
       ok_l = test_check_output("lse", pr->lse, FLASHC_DTYPE_FP32, pr->lse_count, pr->lse_ref, pr->lse_same, pr->lse_mask,
-                               16.0 * ldexp(1.0, -24) * max_lse, &rl) &&
+                               16.0 * ldexp(1.0, -24) * max_lse + lse_score_error(pr), &rl) &&
              !lfront;
       size_t used = strlen(results);
       format_check(results + used, sizeof results - used, " | lse", &rl);
