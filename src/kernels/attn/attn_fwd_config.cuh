@@ -124,8 +124,11 @@ struct attn_fwd_tile {
    * multiplications they skip (H200, same process, 11th session: 192-key blocks +4.6 % causal
    * 4k, the 3-consumer instance +2.5–3.6 %, 128-key blocks −3.5 % at 1k; 12th session, without
    * ping-pong: d_v 96 +5.8 % at 1k and +7.7 % at 4k, d_v 64 with 128-key blocks −1.6 % at 1k;
-   * 14th session: the 4-consumer instance +5.9 % at 512, +6.8 % at 1k, +7.1 % at 1536). */
-  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 96 || Consumers >= 3 || BlockN >= 192;
+   * 14th session: the 4-consumer instance +5.9 % at 512, +6.8 % at 1k, +7.1 % at 1536; 23rd
+   * session, d64's one-consumer instances, bf16 causal 512 / 1k / 2k / 4k +0.5 / +1.9 / +3.3 /
+   * +4.3 %, growing with the keys a row sees; why it pays there and not in the 2-consumer
+   * 128-key instance is not measured). */
+  static constexpr bool CONDITIONAL_RESCALE = HeadDimV >= 96 || Consumers >= 3 || Consumers == 1 || BlockN >= 192;
   /* Q's wgmma descriptor made visibly warp-uniform (attn_fwd_uniform_stage), so ptxas keeps
    * the per-k-step Q descriptors in uniform registers across the key loop. At d256 its 16
    * loop-invariant descriptors cost 12–20 bytes of spill, so there only the address word is
