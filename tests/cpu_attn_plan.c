@@ -25,19 +25,21 @@ typedef struct plan_case {
 } plan_case;
 
 static const plan_case CASES[] = {
-    /* causal d64 up to 4096 keys: one consumer, 64-key blocks to 1024 keys, 80 above */
+    /* causal d64 up to 8192 keys: one consumer, 64-key blocks to 1024 keys, 80 above */
     {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64},
     {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64},
     {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80},
     {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80},
-    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 2, 192},
+    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 1, 80},
+    {"causal d64 16k", 64, 16384, 16384, 1, 32, 32, -1, 0, 0, 2, 192},
     /* unmasked d64: 4 consumers below 2048 keys, 3 from 2048 queries and keys */
     {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64},
     {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112},
     /* sliding windows: the span a row attends to, not seqlen_k */
     {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64},
     {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80},
-    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 2, 192},
+    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 1, 80},
+    {"d64 window 8192 at 16k (8193 keys)", 64, 16384, 16384, 1, 32, 32, 8192, 0, 0, 2, 192},
     /* too few tiles to share SMs: 16 queries × 4 heads per KV head = one packed tile each */
     {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192},
     {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128},
