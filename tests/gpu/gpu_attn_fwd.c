@@ -28,6 +28,8 @@
  *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
  *   2e-2f. masked cases for the one-consumer instances, and causal d128 cases on 2-3 SMs whose
  *      CTAs take several tiles each from the dynamic scheduler's counter;
+ *   2g. uniform cases of d64/d96/d128 with stream-K forced off on 2-7 SMs: a partial last
+ *      round takes its tiles from the same counter;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -144,6 +146,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
 #define ONE_CONSUMER_CASES 12 /* masked d64/d128 cases that see few keys per row (part 2e) */
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define TICKET_CASES 12 /* causal d128 cases whose CTAs take tiles from the dynamic counter (part 2f) */
+#define DYNAMIC_UNIFORM_CASES 12 /* uniform cases whose last partial round takes the dynamic counter (part 2g) */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -183,7 +186,8 @@ typedef struct gcase {
   int mis_kind, mis_tensor, mis_stride, mis_shift; /* misalignment (MIS_*, tensor 0..3, stride 0..2) */
   int page_size;                                     /* paged KV (0: not paged) */
   int stream_k_sms; /* > 0: the stream-K tail forced on a handle that plans with this many SMs (part 2d) */
-  int plan_sms;     /* > 0: a handle that plans with this many SMs (parts 2e, 2f) */
+  int plan_sms;     /* > 0: a handle that plans with this many SMs (parts 2e, 2f, 2g) */
+  int stream_k_off; /* the stream-K tail forced off (part 2g: uniform tiles from the dynamic counter) */
   test_rng rng;                                      /* the data of this case */
 } gcase;
 
@@ -961,6 +965,8 @@ static int is_refusal_status(flashc_status status, const gcase* c) {
 
 /* Part 2d's cases on the GPU, and those for which the launcher planned the stream-K tail. */
 static int g_stream_k_cases = 0, g_stream_k_planned = 0;
+/* Part 2g's cases on the GPU, and those for which the launcher planned the dynamic counter. */
+static int g_dynamic_cases = 0, g_dynamic_planned = 0;
 
 /* The LSE's share of the scores' own error. The kernel's S = Q·Kᵀ accumulates in the tensor
  * cores' fp32 accumulator, which adds with truncation (gpu_gemm.c's header: Fasi et al.), up to
@@ -1002,12 +1008,14 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   size_t workspace_bytes = 0;
   flashc_status status = FLASHC_STATUS_SUCCESS;
   double t0 = now_seconds();
-  /* Parts 2d-2f: every call of the case on a handle that plans with its few SMs (2d: the
-   * tail forced). */
+  /* Parts 2d-2g: every call of the case on a handle that plans with its few SMs (2d: the
+   * tail forced on, 2g: off). */
   const int handle_sms = handle->cuda.sm_count, forced_tail = c->stream_k_sms && !g_cpu;
   const int forced_sms = g_cpu ? 0 : c->stream_k_sms ? c->stream_k_sms : c->plan_sms;
+  const int forced_no_tail = c->stream_k_off && !g_cpu;
   if (forced_sms) handle->cuda.sm_count = forced_sms;
   if (forced_tail) handle->cuda.attn_stream_k = 1;
+  if (forced_no_tail) handle->cuda.attn_stream_k = -1;
   if (c->own_workspace && c->expect == EXPECT_OK) {
     status = flashc_attn_fwd_workspace_size(handle, &d, &workspace_bytes);
     if (status != FLASHC_STATUS_SUCCESS) {
@@ -1027,6 +1035,13 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
     ++g_stream_k_cases;
     if (q1 == FLASHC_STATUS_SUCCESS && q2 == FLASHC_STATUS_SUCCESS && with_tail > without_tail) ++g_stream_k_planned;
   }
+  if (pass && forced_no_tail) {
+    /* Did the launcher take the dynamic counter? Unsplit and without the tail, the counter is
+     * the plan's only workspace (attn_fwd_launch.cu). */
+    size_t bytes = 0;
+    ++g_dynamic_cases;
+    if (flashc_attn_fwd_workspace_size(handle, &d, &bytes) == FLASHC_STATUS_SUCCESS && bytes > 0) ++g_dynamic_planned;
+  }
   if (pass) {
     status = flashc_attn_fwd(handle, &d, workspace, workspace_bytes, stream);
     if (!g_cpu) {
@@ -1035,7 +1050,7 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
     }
   }
   handle->cuda.sm_count = handle_sms;
-  if (forced_tail) handle->cuda.attn_stream_k = 0;
+  if (forced_tail || forced_no_tail) handle->cuda.attn_stream_k = 0;
   *backend_seconds += now_seconds() - t0;
   int oi = pr->o_mirror, li = pr->lse_mirror;
   if (pass) {
@@ -1169,24 +1184,35 @@ static gcase one_consumer_case(uint64_t seed, int n, int narrow) {
   return c;
 }
 
-/* Part 2d: a random case made uniform (no mask, fixed lengths, unsplit: the tiles the
- * stream-K tail takes, attn_fwd_stream_k.cuh) with d64/d128/d256, run with stream-K forced on
- * a handle that plans with 2, 3, 5 or 7 SMs: the last partial round's tiles split into pieces
- * across up to 7 CTAs (a piece as short as one key block), so publishing, waiting and merging
- * all run; the key ramp makes the merged row maxima differ. */
-static gcase stream_k_case(uint64_t seed, int n) {
-  static const int dims[] = {64, 128, 256};
-  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
-  gcase c = random_case(&case_rng);
-  c.head_dim = c.head_dim_v = test_rng_pick(&case_rng, dims, 3);
+/* A random case made uniform (no mask, fixed lengths: tiles of equal cost) with a head dim from
+ * `dims`, 1-3 sequences of 300-1200 queries and 200-1500 keys; softcap kept where drawn. The
+ * caller finishes it (parts 2d and 2g). */
+static gcase uniform_case(test_rng* case_rng, const int* dims, int dim_count) {
+  gcase c = random_case(case_rng);
+  c.head_dim = c.head_dim_v = test_rng_pick(case_rng, dims, dim_count);
   c.causal = 0, c.window_left = c.window_right = -1;
   if (c.feature != FEAT_SOFTCAP) c.softcap = 0.0f;
   c.feature = c.softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
   c.len_mode = LEN_FIXED;
   c.varlen_q = c.varlen_k = c.empty = c.seqused_q = c.seqused_k = 0;
-  c.batch = test_rng_int(&case_rng, 1, 3);
-  c.seqlen_q = test_rng_int(&case_rng, 300, 1200);
-  c.seqlen_k = test_rng_int(&case_rng, 200, 1500);
+  c.batch = test_rng_int(case_rng, 1, 3);
+  c.seqlen_q = test_rng_int(case_rng, 300, 1200);
+  c.seqlen_k = test_rng_int(case_rng, 200, 1500);
+  return c;
+}
+
+/* Few SMs, primes: more tiles than SMs and a partial last round for most draws (parts 2d, 2g). */
+static const int FEW_SMS[] = {2, 3, 5, 7};
+
+/* Part 2d: a uniform case (the tiles the stream-K tail takes, attn_fwd_stream_k.cuh) with
+ * d64/d128/d256, unsplit, run with stream-K forced on a handle that plans with 2, 3, 5 or 7
+ * SMs: the last partial round's tiles split into pieces across up to 7 CTAs (a piece as short
+ * as one key block), so publishing, waiting and merging all run; the key ramp makes the merged
+ * row maxima differ. */
+static gcase stream_k_case(uint64_t seed, int n) {
+  static const int dims[] = {64, 128, 256};
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = uniform_case(&case_rng, dims, 3);
   /* d128's tail kernel is its 160-key one (ATTN_FWD_STREAM_K_INSTANCES), which the launcher
    * picks for a key count just under a multiple of 160 from 2k on. */
   if (c.head_dim == 128) c.seqlen_k = 160 * test_rng_int(&case_rng, 13, 16) - test_rng_int(&case_rng, 0, 15);
@@ -1194,9 +1220,26 @@ static gcase stream_k_case(uint64_t seed, int n) {
   c.index = n;
   set_knobs(&c, &case_rng, 1);
   c.num_splits = 1;
-  /* Few SMs, primes: more tiles than SMs and a partial last round for most draws. */
-  static const int sms[] = {2, 3, 5, 7};
-  c.stream_k_sms = test_rng_pick(&case_rng, sms, 4);
+  c.stream_k_sms = test_rng_pick(&case_rng, FEW_SMS, 4);
+  fit_budget(&c, 1e9);
+  c.rng = case_rng;
+  return c;
+}
+
+/* Part 2g: a uniform case of head dim ≤ 128, unsplit, with stream-K forced off on a handle that
+ * plans with 2, 3, 5 or 7 SMs: a partial last round without the tail takes its tiles from the
+ * dynamic scheduler's counter (tile_plan::dynamic, attn_fwd_launch.cu) — on d128's 128-key
+ * instance with its two Q buffers and job slots too. */
+static gcase dynamic_uniform_case(uint64_t seed, int n) {
+  static const int dims[] = {64, 96, 128}; /* DYNAMIC_UNIFORM_MAX_HEAD_DIM */
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = uniform_case(&case_rng, dims, 3);
+  if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
+  c.index = n;
+  set_knobs(&c, &case_rng, 1);
+  c.num_splits = 1;
+  c.plan_sms = test_rng_pick(&case_rng, FEW_SMS, 4);
+  c.stream_k_off = 1;
   fit_budget(&c, 1e9);
   c.rng = case_rng;
   return c;
@@ -1282,7 +1325,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + TICKET_CASES +
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + TICKET_CASES + DYNAMIC_UNIFORM_CASES +
                  SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
@@ -1344,6 +1387,10 @@ int main(int argc, char** argv) {
     const int first_ticket = n;
     for (int i = 0; i < TICKET_CASES; ++i, ++n) cases[n] = ticket_case(seed, n);
     printf("part 2f: %d causal d128 cases taking tiles from the dynamic counter on 2-3 SMs\n", n - first_ticket);
+    const int first_dynamic = n;
+    for (int i = 0; i < DYNAMIC_UNIFORM_CASES; ++i, ++n) cases[n] = dynamic_uniform_case(seed, n);
+    printf("part 2g: %d uniform cases taking a partial last round from the dynamic counter on 2-7 SMs\n",
+           n - first_dynamic);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
@@ -1431,8 +1478,16 @@ int main(int argc, char** argv) {
     stream_k_unplanned = g_stream_k_planned * 4 < g_stream_k_cases;
     if (stream_k_unplanned) printf("FAIL part 2d: fewer than a quarter of its cases planned the stream-K tail\n");
   }
-  printf("%d cases, %d failed (seed %llu)\n", test_case_count() + stream_k_unplanned,
-         test_failed_count() + stream_k_unplanned, (unsigned long long)seed);
+  int dynamic_unplanned = 0;
+  if (g_dynamic_cases) {
+    /* Likewise part 2g: draws whose tiles fill whole rounds of their few SMs run round robin. */
+    printf("part 2g: the dynamic counter was planned for %d of %d cases\n", g_dynamic_planned, g_dynamic_cases);
+    dynamic_unplanned = g_dynamic_planned * 4 < g_dynamic_cases;
+    if (dynamic_unplanned) printf("FAIL part 2g: fewer than a quarter of its cases planned the dynamic counter\n");
+  }
+  const int plan_failures = stream_k_unplanned + dynamic_unplanned;
+  printf("%d cases, %d failed (seed %llu)\n", test_case_count() + plan_failures, test_failed_count() + plan_failures,
+         (unsigned long long)seed);
   fflush(stdout);
-  return test_failed_count() || stream_k_unplanned ? TEST_EXIT_FAIL : TEST_EXIT_PASS;
+  return test_failed_count() || plan_failures ? TEST_EXIT_FAIL : TEST_EXIT_PASS;
 }

@@ -328,8 +328,9 @@ flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, 
 }
 
 /* Tiles of unequal cost (masks that cut tiles short, varlen) take the dynamic scheduler
- * (attn_fwd_scheduler.cuh), whose tile counter lives in the workspace. */
-bool uses_dynamic_scheduler(const fc_attn_problem* p) {
+ * (attn_fwd_scheduler.cuh), whose tile counter lives in the workspace; so do uniform plans that
+ * leave the persistent grid's last round partial without the stream-K tail (tile_plan::dynamic). */
+bool has_unequal_tiles(const fc_attn_problem* p) {
   return p->window_left >= 0 || p->window_right >= 0 || p->cu_seqlens_q || p->cu_seqlens_k || p->seqused_q ||
          p->seqused_k;
 }
@@ -457,7 +458,20 @@ struct tile_plan : tile_count {
   int num_splits;
   int64_t grid;
   stream_k_plan stream_k;
+  /* Tiles handed out by the dynamic scheduler's counter rather than round robin: those of
+   * unequal cost (has_unequal_tiles), and equal unsplit ones whose last round is partial
+   * without the stream-K tail — there the SMs that are ahead take the last round's tiles,
+   * where round robin gives them to fixed CTAs whatever their SM's speed (per-SM speed differs
+   * by ~2.6 %, 22nd session). Only up to DYNAMIC_UNIFORM_MAX_HEAD_DIM. */
+  bool dynamic;
 };
+
+/* The widest head dim whose uniform plans without the stream-K tail take the dynamic counter
+ * (tile_plan::dynamic). H200, ab_attn against round robin, bf16, two calls (23rd session):
+ * d128 full 512 / 1k +0.6–1.0 / +0.8–1.3 %, d64 full 512 +1.3–1.6 %, d96 1k ±0; d192 1k ±0,
+ * d256 512 −0.6 % in both calls (not investigated).
+ * With stream-K planned the tail wins (d64 1k −2.2 % dynamic instead). */
+constexpr int DYNAMIC_UNIFORM_MAX_HEAD_DIM = 128;
 
 /* The stream-K cost model, in key-block times of one CTA. A whole round of tiles takes
  * B + TILE_OVERHEAD (Q load, pipeline fill and drain, epilogue: ~2.5 blocks, the
@@ -475,7 +489,7 @@ stream_k_plan plan_stream_k(const fc_attn_problem* p, const fc_cuda_context* con
                             int block_n, int consumers, int64_t grid) {
   stream_k_plan plan = {false, tiles, 0, 0};
   const int mode = context->attn_stream_k;
-  if (mode < 0 || splits > 1 || uses_dynamic_scheduler(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n, consumers))
+  if (mode < 0 || splits > 1 || has_unequal_tiles(p) || !stream_k_built(p->head_dim, p->head_dim_v, block_n, consumers))
     return plan;
   if (grid <= 0) return plan;
   const int64_t rest = tiles % grid, rounds = tiles / grid;
@@ -507,6 +521,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
     plan.num_splits = 1;
     plan.grid = 0;
     plan.stream_k = stream_k_plan{false, 0, 0, 0};
+    plan.dynamic = false;
     return plan;
   }
   static_cast<tile_count&>(plan) = count_tiles(p, plan.tile.block_m);
@@ -515,6 +530,9 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
   const int64_t slots = cta_slots(context, p->head_dim, plan.consumers);
   plan.grid = split_tiles < slots ? split_tiles : slots;
   plan.stream_k = plan_stream_k(p, context, plan.tiles, plan.num_splits, plan.block_n, plan.consumers, plan.grid);
+  plan.dynamic = has_unequal_tiles(p) || (p->head_dim <= DYNAMIC_UNIFORM_MAX_HEAD_DIM && !plan.stream_k.on &&
+                                          plan.num_splits == 1 && plan.grid > 0 && split_tiles > plan.grid &&
+                                          split_tiles % plan.grid != 0);
   return plan;
 }
 
@@ -539,7 +557,7 @@ struct workspace_layout {
 
 workspace_layout workspace_layout_for(const fc_attn_problem* p, const tile_plan& plan) {
   workspace_layout w;
-  w.counter_bytes = uses_dynamic_scheduler(p) ? TILE_COUNTER_BYTES : 0;
+  w.counter_bytes = plan.dynamic ? TILE_COUNTER_BYTES : 0;
   w.o_partial_bytes = w.lse_partial_bytes = 0;
   w.total = w.counter_bytes;
   if (plan.num_splits > 1) {
@@ -749,12 +767,12 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
     params.sk_partials = reinterpret_cast<float*>(region);
     params.sk_flags = reinterpret_cast<uint64_t*>(region + layout.sk_slot_bytes);
   }
-  if (uses_dynamic_scheduler(p)) { /* no memset: CTA 0 zeroes it (attn_fwd_reset_tile_counter) */
+  if (plan.dynamic) { /* no memset: CTA 0 zeroes it (attn_fwd_reset_tile_counter) */
     uint8_t* counter_area = reinterpret_cast<uint8_t*>(round_up(reinterpret_cast<uintptr_t>(workspace), sizeof(uint64_t)));
     params.tile_counter_ready = reinterpret_cast<uint64_t*>(counter_area);
     params.tile_counter = reinterpret_cast<int*>(counter_area + sizeof(uint64_t));
   }
-  if (plan.stream_k.on || uses_dynamic_scheduler(p)) params.launch_tag = fc_launch_tag(context);
+  if (plan.stream_k.on || plan.dynamic) params.launch_tag = fc_launch_tag(context);
 #if FLASHC_ATTN_TIMELINE
   {
     /* The timeline's entries are the workspace's last ATTN_FWD_TIMELINE_BYTES, 8-byte aligned

@@ -32,7 +32,9 @@
  * start of the launch (attn_fwd_reset_tile_counter, attn_fwd_next_tile). CTAs then stay on
  * neighbouring tiles — unequal tiles no longer let them drift across heads until their K/V
  * overflow L2 (measured: bf16 d128 causal 16k fell from 570 to 422 TFLOP/s with the static
- * order) — and the load is balanced.
+ * order) — and the load is balanced. Uniform tiles take it too where their last round is
+ * partial and no stream-K tail splits it (d ≤ 128; tile_plan::dynamic in attn_fwd_launch.cu):
+ * the CTAs whose SMs run ahead then take that round's tiles.
  *
  * Hand-off: the producer thread picks each tile (skipping varlen query blocks past their
  * sequence), decodes it into a job in shared memory (attn_fwd_job, attn_fwd_mainloop.cuh)
