@@ -32,8 +32,11 @@ static const plan_case CASES[] = {
     {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80},
     {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 1, 80},
     {"causal d64 16k", 64, 16384, 16384, 1, 32, 32, -1, 0, 0, 2, 192},
-    /* unmasked d64: 4 consumers below 2048 keys, 3 from 2048 queries and keys */
+    /* unmasked d64: 4 consumers below 2048 keys and with both lengths in 2048-3071, 3 from 3072 */
     {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64},
+    {"full d64 2k", 64, 2048, 2048, 8, 32, 32, -1, -1, 0, 4, 64},
+    {"full d64 2k queries, 4k keys", 64, 2048, 4096, 8, 32, 32, -1, -1, 0, 3, 112},
+    {"full d64 3k", 64, 3072, 3072, 4, 32, 32, -1, -1, 0, 3, 112},
     {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112},
     /* sliding windows: the span a row attends to, not seqlen_k */
     {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64},

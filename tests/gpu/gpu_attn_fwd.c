@@ -1367,13 +1367,16 @@ int main(int argc, char** argv) {
   }
   if (random_cases) printf("part 2: %d random cases\n", n - first_random);
   /* d64 problems that the launcher gives its other instances (attn_fwd_launch.cu,
-   * consumers_for_problem): unmasked long ones (seqlen_q and seqlen_k >= 2048) the 3-consumer
-   * (192-row) one, shorter ones (seqlen_k < 2048, seqlen_q >= 256) the 4-consumer (256-row) one,
+   * consumers_for_problem): unmasked long ones (seqlen_q and seqlen_k >= 3072) the 3-consumer
+   * (192-row) one, shorter ones (seqlen_k < 2048 and seqlen_q >= 256, or both in 2048-3071) the
+   * 4-consumer (256-row) one,
    * masked ones that see few keys per row the one-consumer (64-row) ones; the covering array and the
    * random cases do not reach each of them reliably. */
   int first_wide = n;
   if (random_cases) {
-    for (int i = 0; i < WIDE_TILE_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 2048, 2700, 2048, 2700);
+    /* even: the 3-consumer instance (from 3072 rows); odd: the 4-consumer one's band of 2048-3071 */
+    for (int i = 0; i < WIDE_TILE_CASES; ++i, ++n)
+      cases[n] = i % 2 ? unmasked_d64_case(seed, n, 2048, 3071, 2048, 3071) : unmasked_d64_case(seed, n, 3072, 3700, 3072, 3700);
     printf("part 2b: %d long unmasked d64 cases\n", n - first_wide);
     const int first_four = n;
     for (int i = 0; i < FOUR_CONSUMER_CASES; ++i, ++n) cases[n] = unmasked_d64_case(seed, n, 256, 2047, 1, 2047);

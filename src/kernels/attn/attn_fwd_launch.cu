@@ -73,6 +73,14 @@ constexpr int WIDE_TILE_MIN_SEQLEN = 2048;
  * 3-consumer one from 2k on −0.5 to −10 %. Below 256 queries a 256-row tile is mostly padding. */
 constexpr int FOUR_CONSUMER_MIN_SEQLEN_Q = 256;
 
+/* ... and the 4-consumer instance also takes unmasked problems whose queries and keys both lie
+ * in [WIDE_TILE_MIN_SEQLEN, FOUR_CONSUMER_BAND_END): there a 192-row tile pads a sequence by
+ * 3–5 % (2048 rows are 10.7 tiles), more than the 64-key blocks cost at such lengths. H200,
+ * ab_attn, d64 bf16, 4 against 3 consumers at seqlen_q = seqlen_k (23rd session): 2048 +3.2 %
+ * (fp16 +3.7 %), 2560 +1.7 %, 3072 −2.2 % (fp16 −2.4 %), 3584 −3.3 %, 4096 −0.7 %, 6144
+ * −5.0 %, 8192 −6.0 %. */
+constexpr int FOUR_CONSUMER_BAND_END = 3072;
+
 /* d64 masked problems (causal, local) whose rows attend to at most this many keys (attended_keys:
  * seqlen_k for causal, the window's span for local ones) run on the one-consumer
  * instances (64-row tiles, three CTAs per SM: attn_fwd_ctas_per_sm) where one is built: 64-key
@@ -192,8 +200,9 @@ int attended_keys(const fc_attn_problem* p) {
  * ONE_CONSUMER_MAX_ATTENDED_KEYS's rules (d64) or ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS's
  * (wider heads) hold and a one-consumer instance is built for (d, d_v),
  * else 2 (the 3- and 4-consumer instances mask only the seqlen_k tail: attn_fwd_tile::WINDOWS).
- * Without: 3 where WIDE_TILE_MIN_SEQLEN's rule holds and a 3-consumer instance is built, 4
- * where FOUR_CONSUMER_MIN_SEQLEN_Q's rule holds and a 4-consumer instance is built, else 2. */
+ * Without: 3 where WIDE_TILE_MIN_SEQLEN's rule holds (outside FOUR_CONSUMER_BAND_END's band) and
+ * a 3-consumer instance is built, 4 where FOUR_CONSUMER_MIN_SEQLEN_Q's or FOUR_CONSUMER_BAND_END's
+ * rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
     /* d64: causal or local; wider heads: sliding windows only (causal d128 lost) */
@@ -205,8 +214,11 @@ int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* conte
     const int64_t tiles = count_tiles(p, ATTN_FWD_ROWS_PER_CONSUMER).tiles;
     return tiles >= ONE_CONSUMER_MIN_TILES_PER_SM * static_cast<int64_t>(fc_sm_count(context)) ? 1 : 2;
   }
-  const int consumers = p->seqlen_k >= WIDE_TILE_MIN_SEQLEN ? (p->seqlen_q >= WIDE_TILE_MIN_SEQLEN ? 3 : 2)
-                                                             : (p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q ? 4 : 2);
+  const bool in_four_consumer_band = p->seqlen_q < FOUR_CONSUMER_BAND_END && p->seqlen_k < FOUR_CONSUMER_BAND_END;
+  const int consumers = p->seqlen_k < WIDE_TILE_MIN_SEQLEN   ? (p->seqlen_q >= FOUR_CONSUMER_MIN_SEQLEN_Q ? 4 : 2)
+                        : p->seqlen_q < WIDE_TILE_MIN_SEQLEN ? 2
+                        : in_four_consumer_band              ? 4
+                                                             : 3;
   int widths[MAX_WIDTHS];
   return consumers != 2 && block_widths(p->head_dim, p->head_dim_v, consumers, 0, widths) != 0 ? consumers : 2;
 }
