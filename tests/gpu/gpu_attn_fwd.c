@@ -147,6 +147,8 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define TICKET_CASES 12 /* causal d128 cases whose CTAs take tiles from the dynamic counter (part 2f) */
 #define DYNAMIC_UNIFORM_CASES 12 /* uniform cases whose last partial round takes the dynamic counter (part 2g) */
+#define QUICK_COUNTER_CASES 4       /* --quick: parts 2f and 2g, alternating, ... */
+#define QUICK_COUNTER_BUDGET 2e8    /* ... each cut to this cost (fit_budget) for the sanitizers */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
 
 /* What the case expects of the backend. */
@@ -563,7 +565,7 @@ static gcase split_case(int variant, test_rng* rng) {
     case 18: c.layout = LAYOUT_PADDED, c.with_lse = 0, c.num_splits = 4; break; /* strides; lse = NULL */
     case 19: c.layout = LAYOUT_HEADS_MAJOR, c.num_splits = 9, c.seqlen_q = 130; break;
     default: /* long unmasked d64: the 3-consumer (192-row) instance */
-      c.head_dim = c.head_dim_v = 64, c.seqlen_q = 2049, c.seqlen_k = 2305, c.batch = 1, c.heads_q = 2, c.heads_kv = 1;
+      c.head_dim = c.head_dim_v = 64, c.seqlen_q = 3073, c.seqlen_k = 3329, c.batch = 1, c.heads_q = 2, c.heads_kv = 1;
       c.heads_kind = HEADS_GQA, c.num_splits = 2;
       break;
   }
@@ -1394,6 +1396,15 @@ int main(int argc, char** argv) {
     for (int i = 0; i < DYNAMIC_UNIFORM_CASES; ++i, ++n) cases[n] = dynamic_uniform_case(seed, n);
     printf("part 2g: %d uniform cases taking a partial last round from the dynamic counter on 2-7 SMs\n",
            n - first_dynamic);
+  } else if (quick) {
+    /* Two small cases each of parts 2f and 2g, so that the sanitizers (--quick) see CTAs take
+     * several tiles from the dynamic counter, masked and uniform, on d128's two Q buffers too. */
+    const int first_counter = n;
+    for (int i = 0; i < QUICK_COUNTER_CASES; ++i, ++n) {
+      cases[n] = i % 2 ? dynamic_uniform_case(seed, n) : ticket_case(seed, n);
+      fit_budget(&cases[n], QUICK_COUNTER_BUDGET);
+    }
+    printf("parts 2f/2g (quick): %d cases taking tiles from the dynamic counter on few SMs\n", n - first_counter);
   }
   int first_split = n;
   for (int v = 0; v < (quick ? SPLIT_QUICK_CASES : SPLIT_CASES); ++v) {
@@ -1482,7 +1493,7 @@ int main(int argc, char** argv) {
     if (stream_k_unplanned) printf("FAIL part 2d: fewer than a quarter of its cases planned the stream-K tail\n");
   }
   int dynamic_unplanned = 0;
-  if (g_dynamic_cases) {
+  if (g_dynamic_cases >= DYNAMIC_UNIFORM_CASES) { /* (not --quick's two: too few for the quarter) */
     /* Likewise part 2g: draws whose tiles fill whole rounds of their few SMs run round robin. */
     printf("part 2g: the dynamic counter was planned for %d of %d cases\n", g_dynamic_planned, g_dynamic_cases);
     dynamic_unplanned = g_dynamic_planned * 4 < g_dynamic_cases;
