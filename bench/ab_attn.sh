@@ -7,7 +7,8 @@
 # Per NAME the device call carries (carry=[".carry"]) .carry/ab-NAME-lib.tar.xz (a build's
 # libflashc.so.0.1.0) and, for --test, .carry/ab-NAME-test.tar.xz (its tests/gpu/gpu_attn_fwd,
 # which links the library statically; a variant without one is not tested); the ab_attn program is .carry/ab_attn (copied from a
-# build's bench/ab_attn). Packing a branch here, in ~20 s:
+# build's bench/ab_attn). A variant that is a few sed edits: bench/pack_variant.sh packs it
+# (and main) and restores the source. Packing a branch here, in ~20 s:
 #   cmake --build build-attn --target flashc gpu_attn_fwd ab_attn
 #   tar cf - build-attn/libflashc.so.0.1.0 | xz -T0 > .carry/ab-NAME-lib.tar.xz
 #   tar cf - build-attn/tests/gpu/gpu_attn_fwd | xz -T0 > .carry/ab-NAME-test.tar.xz
