@@ -378,7 +378,8 @@ void run(int sms, long long* d_cycles, float* d_sink, const uint8_t* d_kv, const
 }  // namespace
 
 int main() {
-  const int sms = bench_print_device();
+  const int sms = bench_print_device("attn_loop_rates");
+  if (sms == 0) return 77;
   printf("d128 key loop, 2 consumers, %d key blocks each, K/V through 2-slot rings from L2\n", BLOCKS);
   long long* d_cycles = nullptr;
   float* d_sink = nullptr;

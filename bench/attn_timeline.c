@@ -89,15 +89,16 @@ static void print_cta_spans(const uint64_t* raw) {
   const uint64_t* area = raw + ATTN_FWD_TIMELINE_CTA_AREA;
   uint64_t starts[ATTN_FWD_TIMELINE_CTAS], ends[ATTN_FWD_TIMELINE_CTAS];
   int n = 0;
+  double busy = 0.0;
   for (int c = 1; c < ATTN_FWD_TIMELINE_CTAS; ++c)
-    if (area[2 * c] != 0 && area[2 * c + 1] != 0) starts[n] = area[2 * c], ends[n] = area[2 * c + 1], ++n;
+    if (area[2 * c] != 0 && area[2 * c + 1] != 0) {
+      starts[n] = area[2 * c], ends[n] = area[2 * c + 1], ++n;
+      busy += (double)(area[2 * c + 1] - area[2 * c]);
+    }
   if (n == 0 || area[0] == 0) return;
   qsort(starts, (size_t)n, sizeof(uint64_t), compare_u64);
   qsort(ends, (size_t)n, sizeof(uint64_t), compare_u64);
   const uint64_t t0 = starts[0] < area[0] ? starts[0] : area[0];
-  double busy = 0.0;
-  for (int c = 1; c < ATTN_FWD_TIMELINE_CTAS; ++c)
-    if (area[2 * c] != 0 && area[2 * c + 1] != 0) busy += (double)(area[2 * c + 1] - area[2 * c]);
   const uint64_t span = ends[n - 1] - t0;
 #define US(x) ((double)((x) - t0) * 1e-3)
   printf("\nCTAs 1..%d (%%globaltimer, us from the first start): start median %.2f max %.2f; end min %.1f p10 %.1f "

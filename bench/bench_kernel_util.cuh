@@ -1,7 +1,7 @@
 /*
- * bench_kernel_util.cuh — what the CUDA micro-benchmarks (wgmma_rates.cu, attn_loop_rates.cu)
- * share: reproducible operand bits the device writes and the host can recompute, and the
- * device header line they print.
+ * bench_kernel_util.cuh — what the CUDA micro-benchmarks (mma_rates.cu, pipe_rates.cu,
+ * wgmma_rates.cu, attn_loop_rates.cu) share: reproducible operand bits the device writes and
+ * the host can recompute, and the device header line they print.
  */
 #ifndef FLASHC_BENCH_KERNEL_UTIL_CUH
 #define FLASHC_BENCH_KERNEL_UTIL_CUH
@@ -34,15 +34,16 @@ static __device__ __forceinline__ uint32_t bench_random_bf16x2(uint32_t seed) {
   return pack_bf16x2(bench_unit(h), bench_unit(h >> 16));
 }
 
-/* The current device's SM count, after printing "# NAME, N SMs; " (the caller ends the line). */
-static int bench_print_device() {
-  int device = 0, sms = 0;
-  cudaGetDevice(&device);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+/* The SM count of device 0, after printing "# NAME, N SMs; " (the caller ends the line); 0
+ * after printing "PROGRAM: no CUDA device" when there is none (the caller exits 77, ctest's skip). */
+static int bench_print_device(const char* program) {
   cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, device);
-  printf("# %s, %d SMs; ", prop.name, sms);
-  return sms;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    printf("%s: no CUDA device\n", program);
+    return 0;
+  }
+  printf("# %s, %d SMs; ", prop.name, prop.multiProcessorCount);
+  return prop.multiProcessorCount;
 }
 
 #endif

@@ -22,6 +22,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "bench_kernel_util.cuh"
+
 constexpr int CHAINS = 8; /* independent accumulators per thread (the GEMM warp has 32) */
 constexpr int FLOPS_PER_HMMA = 16 * 8 * 16 * 2;
 
@@ -41,11 +43,6 @@ static __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-static __device__ __forceinline__ uint64_t global_ns() {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 /* One 16-bit value of magnitude in [0.5, 2) with a random sign and mantissa (bits from a hash),
  * packed in pairs; or zero. Small magnitudes keep the fp32 sums finite over any round count. */
@@ -76,14 +73,14 @@ __global__ void hmma_rate_kernel(int rounds, int random, float* sink, long long*
     for (int e = 0; e < 4; ++e) acc[c][e] = 0.0f;
   __syncthreads();
   const long long start = clock64();
-  const uint64_t start_ns = global_ns();
+  const uint64_t start_ns = globaltimer_ns();
   for (int r = 0; r < rounds; ++r) {
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) hmma<IsBf16>(acc[c], a, b);
   }
   __syncthreads();
   const long long stop = clock64();
-  const uint64_t stop_ns = global_ns();
+  const uint64_t stop_ns = globaltimer_ns();
   float s = 0.0f;
 #pragma unroll
   for (int c = 0; c < CHAINS; ++c) s += acc[c][0] + acc[c][1] + acc[c][2] + acc[c][3];
@@ -124,19 +121,14 @@ static rate measure(void (*kernel)(int, int, float*, long long*, long long*), in
 }
 
 int main() {
-  cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    std::printf("mma_rates: no CUDA device\n");
-    return 77;
-  }
-  const int sms = prop.multiProcessorCount;
+  const int sms = bench_print_device("mma_rates");
+  if (sms == 0) return 77;
   float* sink;
   long long *cycles, *ns;
   cudaMalloc(&sink, sizeof(float) * sms * 1024);
   cudaMalloc(&cycles, sizeof(long long) * sms);
   cudaMalloc(&ns, sizeof(long long) * sms);
-  std::printf("# %s, %d SMs; mma.sync.m16n8k16 fp32-accumulate, %d independent accumulators per thread\n",
-              prop.name, sms, CHAINS);
+  std::printf("mma.sync.m16n8k16 fp32-accumulate, %d independent accumulators per thread\n", CHAINS);
   std::printf("%-6s %-7s %5s %-9s %10s %7s %9s\n", "dtype", "inputs", "warps", "run", "HMMA/clk/SM", "MHz",
               "TFLOP/s");
   struct dtype_case {

@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 
+#include "bench_kernel_util.cuh"
+
 constexpr int THREADS = 1024;
 constexpr int CHAINS = 8;
 constexpr int ITERATIONS = 512;
@@ -96,18 +98,14 @@ static double median_cycles(void (*kernel)(uint32_t*, long long*), int sms, uint
 }
 
 int main() {
-  cudaDeviceProp prop;
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-    std::printf("pipe_rates: no CUDA device\n");
-    return 77;
-  }
-  const int sms = prop.multiProcessorCount;
+  const int sms = bench_print_device("pipe_rates");
+  if (sms == 0) return 77;
   uint32_t* sink;
   long long* cycles;
   cudaMalloc(&sink, sizeof(uint32_t) * sms * THREADS);
   cudaMalloc(&cycles, sizeof(long long) * sms);
   const double ops = static_cast<double>(THREADS) * CHAINS * ITERATIONS;
-  std::printf("# %s, %d SMs; results per clock per SM (thread-level ops), median SM of the best of 3\n", prop.name, sms);
+  std::printf("results per clock per SM (thread-level ops), median SM of the best of 3\n");
   struct rate_case {
     const char* name;
     void (*kernel)(uint32_t*, long long*);

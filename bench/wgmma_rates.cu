@@ -97,8 +97,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const uint64_t desc_b0 = smem_desc_k_major(b_tile, SMEM_SWIZZLE_128B, N);
   named_barrier_sync(1, CONSUMERS * 128);
   const long long t0 = clock64();
-  uint64_t g0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  const uint64_t g0 = globaltimer_ns();
   /* Every batch accumulates into the last (only the first starts from zero): with a zeroing
    * first k-step per batch, ptxas proves the earlier batches of an unrolled group dead and
    * drops their wgmmas (a first version of this program measured 3-6x the peak that way). */
@@ -120,8 +119,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     wgmma_fence_operand(acc);
   }
   const long long t1 = clock64();
-  uint64_t g1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+  const uint64_t g1 = globaltimer_ns();
   named_barrier_sync(1, CONSUMERS * 128);
   if (thread == 0 && warpgroup == 0) {
     *stop = 1;
@@ -218,7 +216,8 @@ void run(const uint8_t* src, int traffic, int sms, long long* d_cycles, long lon
 }  // namespace
 
 int main() {
-  const int sms = bench_print_device();
+  const int sms = bench_print_device("wgmma_rates");
+  if (sms == 0) return 77;
   printf("2 warpgroups x batches of 8 wgmma m64nNk16 bf16, %d batches each\n", ROUNDS);
   uint8_t* src = nullptr;
   long long *d_cycles = nullptr, *d_ns = nullptr;

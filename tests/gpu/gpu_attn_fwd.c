@@ -288,6 +288,15 @@ static void set_knobs(gcase* c, test_rng* rng, int extras) {
   c->num_splits = split_draw < 0.08 ? 0 : split_draw < 0.2 ? test_rng_int(rng, 2, 9) : 1;
 }
 
+/* The common part of a part-2 case: its index, every knob (set_knobs with extras), and the
+ * oracle's work cut to `budget`. fit_budget draws nothing, so a caller's own draws after it
+ * come from the same random stream as they did after set_knobs. */
+static void number_and_knob(gcase* c, test_rng* rng, int n, double budget) {
+  c->index = n;
+  set_knobs(c, rng, 1);
+  fit_budget(c, budget);
+}
+
 static int random_odd(test_rng* rng, int lo, int hi) { return test_rng_int(rng, lo, hi) | 1; }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1141,9 +1150,7 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
   c.feature = c.softcap > 0 ? FEAT_SOFTCAP : FEAT_NONE;
   c.seqlen_q = random_odd(&case_rng, q_lo, q_hi);
   c.seqlen_k = c.layout == LAYOUT_QKV ? c.seqlen_q : random_odd(&case_rng, k_lo, k_hi);
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
-  fit_budget(&c, 1.5e9);
+  number_and_knob(&c, &case_rng, n, 1.5e9);
   c.rng = case_rng;
   return c;
 }
@@ -1178,9 +1185,7 @@ static gcase one_consumer_case(uint64_t seed, int n, int narrow) {
     c.window_left = test_rng_int(&case_rng, 0, 1000);
     c.window_right = test_rng_int(&case_rng, 0, 200);
   }
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
-  fit_budget(&c, 1.5e9);
+  number_and_knob(&c, &case_rng, n, 1.5e9);
   c.plan_sms = test_rng_int(&case_rng, 1, 3);
   c.rng = case_rng;
   return c;
@@ -1219,11 +1224,9 @@ static gcase stream_k_case(uint64_t seed, int n) {
    * picks for a key count just under a multiple of 160 from 2k on. */
   if (c.head_dim == 128) c.seqlen_k = 160 * test_rng_int(&case_rng, 13, 16) - test_rng_int(&case_rng, 0, 15);
   if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
+  number_and_knob(&c, &case_rng, n, 1e9);
   c.num_splits = 1;
   c.stream_k_sms = test_rng_pick(&case_rng, FEW_SMS, 4);
-  fit_budget(&c, 1e9);
   c.rng = case_rng;
   return c;
 }
@@ -1237,12 +1240,10 @@ static gcase dynamic_uniform_case(uint64_t seed, int n) {
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = uniform_case(&case_rng, dims, 3);
   if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
+  number_and_knob(&c, &case_rng, n, 1e9);
   c.num_splits = 1;
   c.plan_sms = test_rng_pick(&case_rng, FEW_SMS, 4);
   c.stream_k_off = 1;
-  fit_budget(&c, 1e9);
   c.rng = case_rng;
   return c;
 }
@@ -1261,9 +1262,7 @@ static gcase ticket_case(uint64_t seed, int n) {
   c.seqlen_q = c.layout == LAYOUT_QKV ? c.seqlen_k : test_rng_int(&case_rng, 256, 1500);
   set_feature(&c, &case_rng);
   c.causal = 1, c.window_left = c.window_right = -1; /* (a softcap draw's mask may have been a window) */
-  c.index = n;
-  set_knobs(&c, &case_rng, 1);
-  fit_budget(&c, 1e9);
+  number_and_knob(&c, &case_rng, n, 1e9);
   c.plan_sms = test_rng_int(&case_rng, 2, 3);
   c.rng = case_rng;
   return c;
@@ -1361,9 +1360,7 @@ int main(int argc, char** argv) {
     gcase* c = &cases[n];
     test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
     *c = random_case(&case_rng);
-    c->index = n;
-    set_knobs(c, &case_rng, 1);
-    fit_budget(c, (double)c->seqlen_q * c->seqlen_k >= 1e6 ? 1.5e9 : budget_short);
+    number_and_knob(c, &case_rng, n, (double)c->seqlen_q * c->seqlen_k >= 1e6 ? 1.5e9 : budget_short);
     c->rng = case_rng;
     ++n;
   }

@@ -16,6 +16,7 @@
 #include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_timeline.h"
+#include "kernels/common/ptx_misc.cuh"
 
 #if FLASHC_ATTN_TIMELINE
 /* One consumer thread's recorder: its warp's entries (lane 0 of a CTA-0 warp) or none. */
@@ -39,12 +40,6 @@ static __device__ __forceinline__ void attn_fwd_stamp(attn_fwd_timeline& t, int 
         (static_cast<uint64_t>(clock64()) << ATTN_FWD_TIMELINE_EVENT_BITS) | static_cast<uint64_t>(event);
 }
 
-static __device__ __forceinline__ uint64_t attn_fwd_globaltimer() {
-  uint64_t ns;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
 /* This CTA's pair in the CTA area (attn_fwd_timeline.h): start, then end; null when not recorded. */
 static __device__ __forceinline__ uint64_t* attn_fwd_timeline_cta_pair(const attn_fwd_params& p) {
   return p.timeline != nullptr && blockIdx.x < ATTN_FWD_TIMELINE_CTAS
@@ -56,13 +51,13 @@ static __device__ __forceinline__ uint64_t* attn_fwd_timeline_cta_pair(const att
  * warpgroups' ends) on %globaltimer. */
 static __device__ __forceinline__ void attn_fwd_timeline_cta_start(const attn_fwd_params& p) {
   uint64_t* pair = attn_fwd_timeline_cta_pair(p);
-  if (pair != nullptr && threadIdx.x == 0) pair[0] = attn_fwd_globaltimer();
+  if (pair != nullptr && threadIdx.x == 0) pair[0] = globaltimer_ns();
 }
 
 static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params& p, int consumer_thread) {
   uint64_t* pair = attn_fwd_timeline_cta_pair(p);
   if (pair != nullptr && consumer_thread % ATTN_FWD_WARPGROUP_THREADS == 0)
-    atomicMax(reinterpret_cast<unsigned long long*>(pair + 1), static_cast<unsigned long long>(attn_fwd_globaltimer()));
+    atomicMax(reinterpret_cast<unsigned long long*>(pair + 1), static_cast<unsigned long long>(globaltimer_ns()));
 }
 #else
 struct attn_fwd_timeline {};

@@ -2,7 +2,7 @@
  * ptx_misc.cuh — the small instructions around the big ones: register reallocation between
  * warpgroups, proxy fences, named barriers, electing one lane, warp/warpgroup indices,
  * ldmatrix/stmatrix, cluster identity and cluster barriers, packing floats into 16-/8-bit
- * pairs, programmatic dependent launch, and the sm_80 pieces the portable path uses
+ * pairs, programmatic dependent launch, the global nanosecond timer, and the sm_80 pieces the portable path uses
  * (cp.async with zero fill, mma.sync m16n8k16).
  *
  * Every wrapper says the exact PTX it emits. Register fragments follow the PTX ISA:
@@ -404,6 +404,15 @@ static __device__ __forceinline__ int cta_index_unhoisted() {
   int cta;
   asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(cta));
   return cta;
+}
+
+/* The GPU's nanosecond clock, common to all SMs (for spans across CTAs and clock rates; clock64
+ * counts the SM's own cycles).
+ * mov.u64 %0, %globaltimer; */
+static __device__ __forceinline__ uint64_t globaltimer_ns() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
 }
 
 /* Nanoseconds between two polls of a group flag that is not raised yet. */
