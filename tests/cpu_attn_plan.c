@@ -5,7 +5,9 @@
  * the instance the launcher must pick for it, because each pick was measured to pay there
  * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM at d64, two at
  * d128) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
- * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere.
+ * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere,
+ * with d128's narrow (128-key) blocks for masked problems up to 8192 attended keys and for
+ * lengths that the wide block does not divide (2048).
  * And for every case: the grid fits the CTA slots (SMs × CTAs per SM) and the tiles.
  * A rule changed on purpose changes its case here, with the measurement that moved it.
  */
@@ -51,8 +53,18 @@ static const plan_case CASES[] = {
     /* d128: windows of at most 1280 attended keys on one consumer, never causal */
     {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 1, 64},
     {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 1, 64},
-    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 160},
+    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 128},
     {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
+    /* d128 on two consumers: masked problems up to 8192 attended keys on the narrowest blocks,
+     * the rest by the padding model with the masked tail's cost */
+    {"causal d128 2k", 128, 2048, 2048, 8, 16, 16, -1, 0, 0, 2, 128},
+    {"causal d128 8k", 128, 8192, 8192, 2, 16, 16, -1, 0, 0, 2, 128},
+    {"causal d128 16k", 128, 16384, 16384, 1, 16, 16, -1, 0, 0, 2, 160},
+    {"d128 window 8192 at 16k (8193 keys)", 128, 16384, 16384, 1, 16, 16, 8192, 0, 0, 2, 160},
+    {"full d128 1k", 128, 1024, 1024, 16, 16, 16, -1, -1, 0, 2, 128},
+    {"full d128 2k (160 leaves a masked tail)", 128, 2048, 2048, 8, 16, 16, -1, -1, 0, 2, 128},
+    {"full d128 2560 (160 divides it)", 128, 2560, 2560, 6, 16, 16, -1, -1, 0, 2, 160},
+    {"full d128 4k", 128, 4096, 4096, 4, 16, 16, -1, -1, 0, 2, 160},
     /* no one-consumer instance */
     {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
 };

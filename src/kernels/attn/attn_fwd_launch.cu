@@ -10,7 +10,7 @@
  * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
  * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
  * The key-block width is chosen per problem among the built ones (block_n_for: padding of
- * the last block against each block's fixed cost). Causal, local and varlen problems use the
+ * the last block against each block's fixed cost; short masked problems the narrowest). Causal, local and varlen problems use the
  * dynamic tile scheduler: its counter is the
  * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
  * Split-KV (num_splits S > 1, or num_splits = 0 and splits_for_problem's heuristic picks
@@ -60,6 +60,13 @@ bool head_dims_built(int head_dim, int head_dim_v) {
  * times d: ~18 keys at d128 and ~36 at d64, fitted to the H200 A/B of 128- against 160- and
  * 192-key blocks at 16k (bf16, 2026-11-29; attn_fwd_instances.cuh). */
 constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
+/* ... and what a width costs when it does not divide seqlen_k: the last block needs element
+ * masks in every tile (where a dividing width runs no mask code at all) and is partly padding
+ * (counted above). ~32 keys at d128. H200, ab_attn, d128 full bf16 / fp16, 128- against 160-key
+ * blocks (24th session): 2048 (160 leaves 128 of 160 keys) +1.5–1.6 % for 128 in three
+ * measurements; 4096 (96 of 160) −0.5 %, 8192 (32) −2.5 %, 16384 (64) −3.6 %, where the blocks'
+ * fixed cost outweighs it. */
+constexpr int TAIL_MASK_KEY_DIMS = 4096;
 
 /* Problems at least this long in queries and keys, without a mask, run on the 3-consumer
  * (192-row) instance of their (d, d_v) where one is built. H200 A/B against the 2-consumer
@@ -104,6 +111,19 @@ constexpr int ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS = 1280;
  * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
  * slower on it than on the 2-consumer instance. */
 constexpr int64_t ONE_CONSUMER_MIN_TILES_PER_SM = 2;
+/* Masked problems on the 2-consumer instances whose rows attend to at most this many keys take
+ * the narrowest width, not the padding model's. With 128-key blocks under 128-row tiles the
+ * causal diagonal (and a window edge a multiple of 128 away) falls into one key block per tile,
+ * with 160-key blocks into two in four tiles of five: more masked blocks and more of each
+ * padding, which the model does not count. H200, ab_attn, d128 causal, 128- against 160-key
+ * blocks (24th session; bf16 / fp16): 2k +5.5 / +6.2 %, 4k +3.0 / +2.9 %, 6k +1.7 %, 8k +1.0 /
+ * +1.0 %, 12k ±0, 16k −1.0 / −0.5 % (so 12k and above keep the model's wide blocks); a left
+ * window of 2048 at 8k +6.2 / +6.2 %. Not for d64 (128- or 192-key blocks; its masked problems
+ * reach two consumers only when they are small or above 8192 keys): causal GQA with 16 queries
+ * × 4 heads packed per tile and 4k keys −4.1 / −3.3 %, 4k keys × 4 heads −0.0 / −4.1 %, 2k keys
+ * × 8 heads +1.8 / +1.6 %. */
+constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS = 8192;
+constexpr int MASKED_NARROW_MIN_HEAD_DIM = 96;
 
 /* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
  * Whole blocks inside one page (page_size a multiple of block_n), or whole pages inside one
@@ -162,25 +182,28 @@ int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int
   return count;
 }
 
-/* The key-block width for (d, d_v), the consumer count, `keys` and the page size (0: not
- * paged), among block_widths; 0 when none is built or fits. The multi-consumer instances take
- * the width that minimizes blocks × (BLOCK_N + per-block overhead), i.e. padding of the last
- * block against the fixed cost of each (ties to the wider), over seqlen_k keys. The
+/* The key-block width for (d, d_v), the consumer count, the keys a row attends to (`keys`;
+ * `masked`: the problem is causal or local) and the page size (0: not paged), among
+ * block_widths; 0 when none is built or fits. The multi-consumer instances take the width that
+ * minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's cost, i.e. padding of the
+ * last block against the fixed cost of each (ties to the wider), over seqlen_k keys — except
+ * masked problems up to MASKED_NARROW_MAX_ATTENDED_KEYS (d ≥ 96), which take the narrowest. The
  * one-consumer ones, whose masked 64-row tiles that model does not describe, take the
  * narrowest up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS attended keys and the widest above
  * (measured, see there). */
-int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, int page_size) {
+int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, bool masked, int page_size) {
   int widths[MAX_WIDTHS];
   const int count = block_widths(head_dim, head_dim_v, consumers, page_size, widths);
   if (count == 0) return 0;
   if (consumers == 1) return keys <= ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS ? widths[0] : widths[count - 1];
+  if (masked && keys <= MASKED_NARROW_MAX_ATTENDED_KEYS && head_dim >= MASKED_NARROW_MIN_HEAD_DIM) return widths[0];
   const int64_t padded_keys = keys > 0 ? keys : 1;
-  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim;
+  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim, tail_mask = TAIL_MASK_KEY_DIMS / head_dim;
   int best = 0;
   int64_t best_cost = 0;
   for (int i = 0; i < count; ++i) {
     const int n = widths[i];
-    const int64_t cost = (padded_keys + n - 1) / n * (n + overhead);
+    const int64_t cost = (padded_keys + n - 1) / n * (n + overhead) + (padded_keys % n != 0 ? tail_mask : 0);
     if (best == 0 || cost <= best_cost) best = n, best_cost = cost;
   }
   return best;
@@ -234,12 +257,13 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   const int page_size = p->page_table ? p->page_size : 0;
   instance_choice choice;
   choice.consumers = consumers_for_problem(p, context);
-  /* (the one-consumer widths by the keys a row attends to; the others' model by seqlen_k) */
-  const int keys = choice.consumers == 1 ? attended_keys(p) : p->seqlen_k;
-  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, page_size);
+  /* (the masked rules by the keys a row attends to; the others' model by seqlen_k) */
+  const bool masked = p->window_left >= 0 || p->window_right >= 0;
+  const int keys = masked ? attended_keys(p) : p->seqlen_k;
+  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, masked, page_size);
   if (choice.block_n == 0 && choice.consumers != 2) {
     choice.consumers = 2;
-    choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, p->seqlen_k, page_size);
+    choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, keys, masked, page_size);
   }
   return choice;
 }
