@@ -3,8 +3,7 @@
  * asked through fc_attn_fwd_hopper_plan_info on a device that is only described (an sm_90
  * context with 132 SMs, the H200's), so it runs without a GPU. Each case names a problem and
  * the instance the launcher must pick for it, because each pick was measured to pay there
- * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM at d64, two at
- * d128) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
+ * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM; d64 only) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
  * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere,
  * with d128's narrow (128-key) blocks for masked problems up to 8192 attended keys and for
  * lengths that the wide block does not divide (2048).
@@ -50,9 +49,9 @@ static const plan_case CASES[] = {
     {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128},
     /* pages that fit no one-consumer width fall back to the 2-consumer one they fit */
     {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192},
-    /* d128: windows of at most 1280 attended keys on one consumer, never causal */
-    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 1, 64},
-    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 1, 64},
+    /* d128: no one-consumer instance (removed in the 24th session): windows on two consumers */
+    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 2, 128},
+    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 2, 128},
     {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 128},
     {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
     /* d128 on two consumers: masked problems up to 8192 attended keys on the narrowest blocks,

@@ -26,7 +26,7 @@
  *   2b-2d. unmasked d64 cases for the 3- and 4-consumer instances, and uniform cases (no mask,
  *      fixed lengths, unsplit; d64/d128/d256) with the stream-K tail forced on a handle that
  *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
- *   2e-2f. masked cases for the one-consumer instances, and causal d128 cases on 2-3 SMs whose
+ *   2e-2f. masked cases for the one-consumer instances (and d128 windows), and causal d128 cases on 2-3 SMs whose
  *      CTAs take several tiles each from the dynamic scheduler's counter;
  *   2g. uniform cases of d64/d96/d128 with stream-K forced off on 2-7 SMs: a partial last
  *      round takes its tiles from the same counter;
@@ -1157,11 +1157,13 @@ static gcase unmasked_d64_case(uint64_t seed, int n, int q_lo, int q_hi, int k_l
 
 /* Part 2e: a random case made a masked d64 one (causal, or a local window; softcap kept where
  * drawn) whose rows attend to at most 4096 keys (up to 4096 keys, or a window of at most ~2k
- * over up to 8k), or a third of the time a d128 one with a window of at most 1201 keys, on a
- * handle that plans with 1–3 SMs: the launcher runs those on its one-consumer instances
- * (64-row tiles, three or two CTAs per SM; attn_fwd_launch.cu, consumers_for_problem) when
- * they have two tiles per SM; at d64 the 64-key one up to 1024 attended keys (`narrow`), the
- * 80-key one above. Varlen, paging, splits and the rest as drawn. */
+ * over up to 8k), on a handle that plans with 1–3 SMs: the launcher runs those on its
+ * one-consumer instances (64-row tiles, three CTAs per SM; attn_fwd_launch.cu,
+ * consumers_for_problem) when they have two tiles per SM: the 64-key one up to 1024 attended
+ * keys (`narrow`), the 80-key one above. A third of the time it is a d128 one with a window of
+ * at most 1201 keys instead: once d128's one-consumer instance, now its 2-consumer 128-key
+ * blocks (MASKED_NARROW_MAX_ATTENDED_KEYS) with both window edges inside a tile. Varlen,
+ * paging, splits and the rest as drawn. */
 static gcase one_consumer_case(uint64_t seed, int n, int narrow) {
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = random_case(&case_rng);
@@ -1179,7 +1181,7 @@ static gcase one_consumer_case(uint64_t seed, int n, int narrow) {
     c.window_right = test_rng_int(&case_rng, 0, 64);
   }
   if (test_rng_int(&case_rng, 0, 2) == 0) {
-    /* d128's one-consumer instance: windows of at most 1280 attended keys, none causal. */
+    /* d128 windows of at most 1201 attended keys, none causal (128-key blocks). */
     c.head_dim = c.head_dim_v = 128;
     c.causal = 0;
     c.window_left = test_rng_int(&case_rng, 0, 1000);
@@ -1251,7 +1253,7 @@ static gcase dynamic_uniform_case(uint64_t seed, int n) {
 /* Part 2f: a random case made a causal d128 one (softcap kept where drawn) on a handle that
  * plans with 2 or 3 SMs: the 2-consumer instance with its two Q buffers and job slots, each CTA
  * taking several tiles from the dynamic scheduler's counter (attn_fwd_scheduler.cuh) — the
- * other parts run causal d128 with at most one tile per CTA, or on the one-consumer instance. */
+ * other parts run causal d128 with at most one tile per CTA. */
 static gcase ticket_case(uint64_t seed, int n) {
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = random_case(&case_rng);

@@ -56,12 +56,13 @@ static_assert(ATTN_FWD_BARRIER_O_SLOT < 16, "16 named barriers per CTA");
 /* CTAs resident per SM for an instance of head dim d and `consumers` consumer warpgroups (host
  * and device). The one-consumer instances (64-row tiles, for masked problems whose rows see
  * few keys) run independent CTAs side by side, as many as the registers hold: three at d64
- * (256 threads × 80 registers at launch; the consumer takes 136 by setmaxnreg), two at d128
- * (232). One CTA's tile boundary (Q load, first S, last P·V, epilogue) then overlaps the
- * others' key loops instead of idling the SM. H200, bf16, against the 2-consumer instances
- * (19th session): causal d64 512 / 1k / 2k / 4k +21 / +13 / +8 / +1 %; d128 windows of 256–512
- * keys +14 to +29 %, but causal d128 512–4k −3 to −17 % (each CTA loads every key block for
- * only 64 rows; the launcher keeps it off there). Every other instance is one CTA per SM. */
+ * (256 threads × 80 registers at launch; the consumer takes 136 by setmaxnreg), two at wider
+ * heads (232; d128 had such an instance until the 24th session). One CTA's tile boundary (Q
+ * load, first S, last P·V, epilogue) then overlaps the others' key loops instead of idling the
+ * SM. H200, bf16, against the 2-consumer instances (19th session): causal d64 512 / 1k / 2k / 4k
+ * +21 / +13 / +8 / +1 %; causal d128 512–4k −3 to −17 % (each CTA loads every key block for
+ * only 64 rows), and its windows lost to 2-consumer 128-key blocks (attn_fwd_launch.cu). Every
+ * other instance is one CTA per SM. */
 static __host__ __device__ constexpr int attn_fwd_ctas_per_sm(int head_dim, int consumers) {
   return consumers != 1 ? 1 : head_dim <= 64 ? 3 : 2;
 }

@@ -102,11 +102,13 @@ constexpr int FOUR_CONSUMER_BAND_END = 3072;
  * −0.9 / −0.7 %, 80-key blocks from 1k −2.7 / −2.7 % (both bounds stay). */
 constexpr int ONE_CONSUMER_MAX_ATTENDED_KEYS = 8192;
 constexpr int ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS = 1024;
-/* d128's one-consumer instance (64-key blocks, two CTAs per SM) is for sliding windows of at
- * most this many attended keys, not for causal problems. H200, bf16, against the 2-consumer
- * instance (19th session): window (w, 0) w = 256 at 8k +29 %, 512 at 4k +14 %, 1024 at 8k
- * +4 %, 2048 at 8k −6 %; causal 512 / 1k / 2k / 4k −3.5 / −10 / −10 / −17 %. */
-constexpr int ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS = 1280;
+/* (d128 had a one-consumer instance too, 64-key blocks and two CTAs per SM, for sliding windows
+ * of at most 1280 attended keys: +4 to +29 % against the 2-consumer 160-key blocks in the 19th
+ * session. Once masked d128 problems took 128-key blocks (MASKED_NARROW_MAX_ATTENDED_KEYS) the
+ * 2-consumer instance beat it — H200, ab_attn, bf16 (24th session): window 128 at 8k +2.2 %,
+ * 256 at 8k / 16k −1.2 / −0.9 % (fp16 −1.2 %), 512 at 8k +5.2 % (fp16 +5.6 %), 512 at 2k
+ * +3.6 %, 768 at 4k +9.2 %, 1024 at 8k / 16k +11.6 / +11.8 %, (1000, 200) at 8k +8.6 % — so it
+ * was removed: two translation units fewer.) */
 /* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
  * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
  * slower on it than on the 2-consumer instance. */
@@ -220,20 +222,17 @@ int attended_keys(const fc_attn_problem* p) {
 }
 
 /* Consumer warpgroups for problem p: for a problem with a window (causal or local), 1 where
- * ONE_CONSUMER_MAX_ATTENDED_KEYS's rules (d64) or ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS's
- * (wider heads) hold and a one-consumer instance is built for (d, d_v),
+ * ONE_CONSUMER_MAX_ATTENDED_KEYS's rules hold and a one-consumer instance is built for (d, d_v)
+ * (d64 only),
  * else 2 (the 3- and 4-consumer instances mask only the seqlen_k tail: attn_fwd_tile::WINDOWS).
  * Without: 3 where WIDE_TILE_MIN_SEQLEN's rule holds (outside FOUR_CONSUMER_BAND_END's band) and
  * a 3-consumer instance is built, 4 where FOUR_CONSUMER_MIN_SEQLEN_Q's or FOUR_CONSUMER_BAND_END's
  * rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
-    /* d64: causal or local; wider heads: sliding windows only (causal d128 lost) */
-    const int max_keys = p->head_dim <= 64 ? ONE_CONSUMER_MAX_ATTENDED_KEYS
-                         : p->window_left >= 0 ? ONE_CONSUMER_WIDE_HEAD_MAX_ATTENDED_KEYS
-                                               : 0;
     int widths[MAX_WIDTHS];
-    if (attended_keys(p) > max_keys || block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) == 0) return 2;
+    if (attended_keys(p) > ONE_CONSUMER_MAX_ATTENDED_KEYS || block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) == 0)
+      return 2;
     const int64_t tiles = count_tiles(p, ATTN_FWD_ROWS_PER_CONSUMER).tiles;
     return tiles >= ONE_CONSUMER_MIN_TILES_PER_SM * static_cast<int64_t>(fc_sm_count(context)) ? 1 : 2;
   }
