@@ -5,8 +5,8 @@
  * the instance the launcher must pick for it, because each pick was measured to pay there
  * (docs/PERF.md): the one-consumer instances (64-row tiles, three CTAs per SM; d64 only) for masked problems whose rows see few keys and that have two tiles per SM; the 4- and
  * 3-consumer d64 instances for short and long unmasked problems; the 2-consumer ones elsewhere,
- * with d128's narrow (128-key) blocks for masked problems up to 8192 attended keys and for
- * lengths that the wide block does not divide (2048).
+ * with the narrow blocks of d128 (128 keys) and d256 (64) for masked problems up to 8192 / 2048
+ * attended keys and where the padding model with a masked tail's cost picks them.
  * And for every case: the grid fits the CTA slots (SMs × CTAs per SM) and the tiles.
  * A rule changed on purpose changes its case here, with the measurement that moved it.
  */
@@ -64,6 +64,11 @@ static const plan_case CASES[] = {
     {"full d128 2k (160 leaves a masked tail)", 128, 2048, 2048, 8, 16, 16, -1, -1, 0, 2, 128},
     {"full d128 2560 (160 divides it)", 128, 2560, 2560, 6, 16, 16, -1, -1, 0, 2, 160},
     {"full d128 4k", 128, 4096, 4096, 4, 16, 16, -1, -1, 0, 2, 160},
+    /* d256: 64-key blocks for masked problems up to 2048 attended keys and for full 512 */
+    {"full d256 512", 256, 512, 512, 32, 8, 8, -1, -1, 0, 2, 64},
+    {"full d256 1k", 256, 1024, 1024, 16, 8, 8, -1, -1, 0, 2, 80},
+    {"causal d256 2k", 256, 2048, 2048, 8, 8, 8, -1, 0, 0, 2, 64},
+    {"causal d256 4k", 256, 4096, 4096, 4, 8, 8, -1, 0, 0, 2, 80},
     /* no one-consumer instance */
     {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
 };

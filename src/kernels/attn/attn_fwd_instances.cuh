@@ -10,16 +10,17 @@
  * d_v/2 fp32, S BLOCK_N/2 fp32 and P BLOCK_N/4 packed pairs, all live in the overlapped loop)
  * and so does shared memory (attn_fwd_config.cuh). Wider blocks amortize each block's fixed
  * cost (barrier waits, row reductions, O rescale) but pad the last block of a short key
- * sequence; d64 and d128 are built with both a narrow and a wide width and the launcher picks
- * per problem (attn_fwd_launch.cu, block_n_for). Measured on the H200 (bf16, 2026-11-29):
+ * sequence; d64, d128 and d256 are built with both a narrow and a wide width and the launcher
+ * picks per problem (attn_fwd_launch.cu, block_n_for). Measured on the H200 (bf16, 2026-11-29):
  * d128 16k 556 → 570 TFLOP/s with 160 over 128, d64 16k 388 → 418 with 192; at 1k the narrow
- * blocks win by ~8 %.
+ * blocks win by ~8 %. Under a causal mask or a window, d128's 128-key blocks (a divisor of the
+ * 128-row tile) win up to 8192 keys (24th session); d256's 64-key ones are the same idea.
  *
  * Consumer warpgroups (the fourth entry; BLOCK_M = 64 × that): 2; for d64 also 3 (192-row
  * tiles, 112-key blocks: 160 registers per consumer thread) and 4 (256-row tiles, 64-key
- * blocks), which the launcher uses for long and short problems without a mask; d64 and d128
- * also 1 (64-row tiles, three or two CTAs per SM: attn_fwd_ctas_per_sm) for masked problems
- * whose rows see few keys (consumers_for_problem).
+ * blocks), which the launcher uses for long and short problems without a mask, and 1 (64-row
+ * tiles, three CTAs per SM: attn_fwd_ctas_per_sm) for masked problems whose rows see few keys
+ * (consumers_for_problem; d128's one-consumer instance was removed in the 24th session).
  * (d, d_v, BLOCK_N, consumers) names an instance: d64 has 64-key blocks with 1 and with 4.
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_INSTANCES_CUH
@@ -45,6 +46,7 @@
   X(128, 128, 160, 2)         \
   X(192, 128, 112, 2)         \
   X(192, 192, 112, 2)         \
+  X(256, 256, 64, 2)          \
   X(256, 256, 80, 2)
 
 /* The instances also built with the stream-K tail (attn_fwd_stream_k.cuh), a second kernel

@@ -62,11 +62,14 @@ bool head_dims_built(int head_dim, int head_dim_v) {
 constexpr int BLOCK_OVERHEAD_KEY_DIMS = 2304;
 /* ... and what a width costs when it does not divide seqlen_k: the last block needs element
  * masks in every tile (where a dividing width runs no mask code at all) and is partly padding
- * (counted above). ~32 keys at d128. H200, ab_attn, d128 full bf16 / fp16, 128- against 160-key
- * blocks (24th session): 2048 (160 leaves 128 of 160 keys) +1.5–1.6 % for 128 in three
+ * (counted above). The masking is work per element of the block, the block's other work per
+ * element × d, so the extra cost is BLOCK_N × this / d keys: 30 keys for a 160-key block at
+ * d128, 7.5 for an 80-key one at d256. H200, ab_attn, bf16 / fp16 (24th session): d128 full,
+ * 128- against 160-key blocks, 2048 (160 leaves 128 of 160 keys) +1.5–1.6 % for 128 in three
  * measurements; 4096 (96 of 160) −0.5 %, 8192 (32) −2.5 %, 16384 (64) −3.6 %, where the blocks'
- * fixed cost outweighs it. */
-constexpr int TAIL_MASK_KEY_DIMS = 4096;
+ * fixed cost outweighs it; d256 full, 64- against 80-key blocks, 512 +2.2 / +2.1 %, 1024 (80
+ * leaves 64 of 80) −1.2 %, 2048 ±0. */
+constexpr int TAIL_MASK_DIMS = 24;
 
 /* Problems at least this long in queries and keys, without a mask, run on the 3-consumer
  * (192-row) instance of their (d, d_v) where one is built. H200 A/B against the 2-consumer
@@ -126,6 +129,19 @@ constexpr int64_t ONE_CONSUMER_MIN_TILES_PER_SM = 2;
  * × 8 heads +1.8 / +1.6 %. */
 constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS = 8192;
 constexpr int MASKED_NARROW_MIN_HEAD_DIM = 96;
+/* ... above d128 (d256: 64- or 80-key blocks, where 64 puts the diagonal into two blocks per
+ * tile and 80 into two or three), up to this many. H200, ab_attn, d256 causal, 64 against 80
+ * (24th session; bf16 / fp16): 512 +5.0 %, 1k +2.1 / +2.6 %, 2k +0.9 %, 4k −0.6 / +0.1 %, 8k
+ * −0.3 / −0.5 %. */
+constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD = 2048;
+
+/* The most attended keys up to which a masked problem of head dim d takes the narrowest width
+ * on the 2-consumer instances (0: never). */
+int masked_narrow_max_attended_keys(int head_dim) {
+  return head_dim < MASKED_NARROW_MIN_HEAD_DIM ? 0
+         : head_dim <= 128                     ? MASKED_NARROW_MAX_ATTENDED_KEYS
+                                               : MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD;
+}
 
 /* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
  * Whole blocks inside one page (page_size a multiple of block_n), or whole pages inside one
@@ -189,7 +205,7 @@ int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int
  * block_widths; 0 when none is built or fits. The multi-consumer instances take the width that
  * minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's cost, i.e. padding of the
  * last block against the fixed cost of each (ties to the wider), over seqlen_k keys — except
- * masked problems up to MASKED_NARROW_MAX_ATTENDED_KEYS (d ≥ 96), which take the narrowest. The
+ * masked problems up to masked_narrow_max_attended_keys, which take the narrowest. The
  * one-consumer ones, whose masked 64-row tiles that model does not describe, take the
  * narrowest up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS attended keys and the widest above
  * (measured, see there). */
@@ -198,14 +214,15 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, bool mask
   const int count = block_widths(head_dim, head_dim_v, consumers, page_size, widths);
   if (count == 0) return 0;
   if (consumers == 1) return keys <= ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS ? widths[0] : widths[count - 1];
-  if (masked && keys <= MASKED_NARROW_MAX_ATTENDED_KEYS && head_dim >= MASKED_NARROW_MIN_HEAD_DIM) return widths[0];
+  if (masked && keys <= masked_narrow_max_attended_keys(head_dim)) return widths[0];
   const int64_t padded_keys = keys > 0 ? keys : 1;
-  const int overhead = BLOCK_OVERHEAD_KEY_DIMS / head_dim, tail_mask = TAIL_MASK_KEY_DIMS / head_dim;
   int best = 0;
   int64_t best_cost = 0;
   for (int i = 0; i < count; ++i) {
     const int n = widths[i];
-    const int64_t cost = (padded_keys + n - 1) / n * (n + overhead) + (padded_keys % n != 0 ? tail_mask : 0);
+    /* in key-dims (keys × d) */
+    const int64_t cost = (padded_keys + n - 1) / n * (static_cast<int64_t>(n) * head_dim + BLOCK_OVERHEAD_KEY_DIMS) +
+                         (padded_keys % n != 0 ? n * TAIL_MASK_DIMS : 0);
     if (best == 0 || cost <= best_cost) best = n, best_cost = cost;
   }
   return best;
