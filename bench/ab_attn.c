@@ -7,8 +7,9 @@
  * bench_attn.py's job.
  *
  *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16]
- *           --case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]] ... NAME=LIBRARY ...
+ *           --case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]] ... NAME=LIBRARY ...
  *
+ * d/d_v gives V and O their own head dim (d_v = d without it), e.g. --case 192/128,4096,4,16,1.
  * seqlen is the key length (and the query length unless seqlen_q is given); heads_kv (0 =
  * heads) makes it GQA/MQA, e.g. a decode step with pack-GQA: --case 128,8192,32,32,0,4,1.
  * num_splits (default 1; 0 = automatic) is split-KV: --case 128,8192,1,32,0,4,1,0 against
@@ -60,8 +61,25 @@ typedef struct variant {
 } variant;
 
 typedef struct attn_case {
-  int d, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits, window;
+  int d, d_v, seqlen, batch, heads, causal, heads_kv, seqlen_q, num_splits, window;
 } attn_case;
+
+/* Parses --case's text into c (d or d/d_v first, then the comma-separated sizes); 0 when it is
+ * not of that form. */
+static int parse_case(const char* text, attn_case* c) {
+  c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0, c->num_splits = 1, c->window = -1;
+  char* rest = NULL;
+  c->d = (int)strtol(text, &rest, 10);
+  c->d_v = c->d;
+  if (*rest == '/') c->d_v = (int)strtol(rest + 1, &rest, 10);
+  if (*rest != ',') return 0;
+  if (sscanf(rest + 1, "%d,%d,%d,%d,%d,%d,%d,%d", &c->seqlen, &c->batch, &c->heads, &c->causal, &c->heads_kv,
+             &c->seqlen_q, &c->num_splits, &c->window) < 3)
+    return 0;
+  if (c->heads_kv <= 0) c->heads_kv = c->heads;
+  if (c->seqlen_q <= 0) c->seqlen_q = c->seqlen;
+  return 1;
+}
 
 static void* symbol(void* library, const char* name) {
   void* address = dlsym(library, name);
@@ -103,20 +121,15 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
-      c->causal = 0, c->heads_kv = 0, c->seqlen_q = 0, c->num_splits = 1, c->window = -1;
-      if (case_count == MAX_CASES || sscanf(argv[++i], "%d,%d,%d,%d,%d,%d,%d,%d,%d", &c->d, &c->seqlen, &c->batch,
-                                            &c->heads, &c->causal, &c->heads_kv, &c->seqlen_q, &c->num_splits,
-                                            &c->window) < 4)
-        die("--case takes d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]", argv[i]);
-      if (c->heads_kv <= 0) c->heads_kv = c->heads;
-      if (c->seqlen_q <= 0) c->seqlen_q = c->seqlen;
-      if (c->d <= 0 || c->seqlen <= 0 || c->batch <= 0 || c->heads <= 0 || c->heads % c->heads_kv != 0)
+      if (case_count == MAX_CASES || !parse_case(argv[++i], c))
+        die("--case takes d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]", argv[i]);
+      if (c->d <= 0 || c->d_v <= 0 || c->seqlen <= 0 || c->batch <= 0 || c->heads <= 0 || c->heads % c->heads_kv != 0)
         die("--case: positive sizes, heads a multiple of heads_kv", argv[i]);
       ++case_count;
     } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
       load_variant(&variants[variant_count++], argv[i]);
     } else {
-      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] --case d,seqlen,batch,heads[,causal] ... "
+      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] --case d[/d_v],seqlen,batch,heads[,causal] ... "
           "NAME=LIBRARY ...", NULL);
     }
   }
@@ -141,18 +154,21 @@ int main(int argc, char** argv) {
   for (int c = 0; c < case_count; ++c) {
     const attn_case* k = &cases[c];
     const size_t q_elements = (size_t)k->batch * k->seqlen_q * k->heads * k->d;
+    const size_t o_elements = (size_t)k->batch * k->seqlen_q * k->heads * k->d_v;
     const size_t kv_elements = (size_t)k->batch * k->seqlen * k->heads_kv * k->d;
-    const size_t most = q_elements > kv_elements ? q_elements : kv_elements;
+    const size_t v_elements = (size_t)k->batch * k->seqlen * k->heads_kv * k->d_v;
+    size_t most = q_elements > kv_elements ? q_elements : kv_elements;
+    if (v_elements > most) most = v_elements;
     uint16_t* host = (uint16_t*)malloc(most * 2);
     void *q, *kk, *vv, *o, *workspace = NULL;
     float* lse;
     check_cuda(cudaMalloc(&q, q_elements * 2), "cudaMalloc q");
     check_cuda(cudaMalloc(&kk, kv_elements * 2), "cudaMalloc k");
-    check_cuda(cudaMalloc(&vv, kv_elements * 2), "cudaMalloc v");
-    check_cuda(cudaMalloc(&o, q_elements * 2), "cudaMalloc o");
+    check_cuda(cudaMalloc(&vv, v_elements * 2), "cudaMalloc v");
+    check_cuda(cudaMalloc(&o, o_elements * 2), "cudaMalloc o");
     check_cuda(cudaMalloc((void**)&lse, (size_t)k->batch * k->heads * k->seqlen_q * 4), "cudaMalloc lse");
     void* tensors[3] = {q, kk, vv};
-    const size_t counts[3] = {q_elements, kv_elements, kv_elements};
+    const size_t counts[3] = {q_elements, kv_elements, v_elements};
     for (int t = 0; t < 3; ++t) {
       fill_random(host, counts[t], bf16, 1000u * c + t);
       check_cuda(cudaMemcpy(tensors[t], host, counts[t] * 2, cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -170,6 +186,7 @@ int main(int argc, char** argv) {
       p->heads_q = k->heads;
       p->heads_kv = k->heads_kv;
       p->head_dim = k->d;
+      p->head_dim_v = k->d_v;
       p->q = q, p->k = kk, p->v = vv, p->o = o, p->lse = lse;
       p->causal = k->causal;
       if (k->window >= 0) p->window_left = k->window, p->window_right = 0;
@@ -202,7 +219,7 @@ int main(int argc, char** argv) {
           samples[v][r * iters + it] /= (float)chain;
         }
       }
-    /* FLOPs: 4 · d per visible (query, key) pair (S and P·V); causal is bottom-right aligned,
+    /* FLOPs: 2 · (d + d_v) per visible (query, key) pair (S and P·V); causal is bottom-right aligned,
      * so query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k), and a window at most
      * window + 1 of them. */
     double pairs = 0;
@@ -211,9 +228,11 @@ int main(int argc, char** argv) {
       if (k->window >= 0 && visible > k->window + 1) visible = k->window + 1;
       pairs += visible < 0 ? 0 : visible > k->seqlen ? k->seqlen : visible;
     }
-    const double flops = 4.0 * pairs * k->d * k->heads * k->batch;
-    char label[64];
-    snprintf(label, sizeof label, "d%d s%d b%d h%d%s", k->d, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
+    const double flops = 2.0 * pairs * (k->d + k->d_v) * k->heads * k->batch;
+    char dims[24], label[64];
+    if (k->d_v != k->d) snprintf(dims, sizeof dims, "%d/%d", k->d, k->d_v);
+    else snprintf(dims, sizeof dims, "%d", k->d);
+    snprintf(label, sizeof label, "d%s s%d b%d h%d%s", dims, k->seqlen, k->batch, k->heads, k->causal ? " causal" : "");
     if (k->window >= 0) snprintf(label + strlen(label), sizeof label - strlen(label), " window%d", k->window);
     if (k->heads_kv != k->heads || k->seqlen_q != k->seqlen)
       snprintf(label + strlen(label), sizeof label - strlen(label), " kv%d q%d", k->heads_kv, k->seqlen_q);

@@ -2,7 +2,7 @@
 # ab_attn.sh — on the GPU machine: same-process A/B of attention-forward builds packed here
 # (bench/ab_attn.c does the timing), each variant's gpu_attn_fwd first with --test.
 #
-#   bash bench/ab_attn.sh [--test] [--rounds N] [--iters N] [--chain N] [--case d,seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
+#   bash bench/ab_attn.sh [--test] [--rounds N] [--iters N] [--chain N] [--case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
 #
 # Per NAME the device call carries (carry=[".carry"]) .carry/ab-NAME-lib.tar.xz (a build's
 # libflashc.so.0.1.0) and, for --test, .carry/ab-NAME-test.tar.xz (its tests/gpu/gpu_attn_fwd,

@@ -10,8 +10,8 @@
  * with cu_seqlens the rows are the packed total and the batch extent is 1. Boxes are one
  * swizzle span of columns × BLOCK_M (Q) or BLOCK_N (K, V) rows (attn_fwd_config.cuh).
  * The key-block width is chosen per problem among the built ones (block_n_for: padding of
- * the last block against each block's fixed cost; short masked problems the narrowest). Causal, local and varlen problems use the
- * dynamic tile scheduler: its counter is the
+ * the last block against each block's fixed cost; short masked problems the narrowest).
+ * Causal, local and varlen problems use the dynamic tile scheduler: its counter is the
  * workspace (fc_attn_fwd_hopper_workspace_size), cleared on the stream before the launch.
  * Split-KV (num_splits S > 1, or num_splits = 0 and splits_for_problem's heuristic picks
  * S > 1): S tiles per query tile (attn_fwd_scheduler.cuh) write fp32 partial O and LSE into
@@ -105,6 +105,10 @@ constexpr int FOUR_CONSUMER_BAND_END = 3072;
  * −0.9 / −0.7 %, 80-key blocks from 1k −2.7 / −2.7 % (both bounds stay). */
 constexpr int ONE_CONSUMER_MAX_ATTENDED_KEYS = 8192;
 constexpr int ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS = 1024;
+/* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
+ * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
+ * slower on it than on the 2-consumer instance. */
+constexpr int64_t ONE_CONSUMER_MIN_TILES_PER_SM = 2;
 /* (d128 had a one-consumer instance too, 64-key blocks and two CTAs per SM, for sliding windows
  * of at most 1280 attended keys: +4 to +29 % against the 2-consumer 160-key blocks in the 19th
  * session. Once masked d128 problems took 128-key blocks (MASKED_NARROW_MAX_ATTENDED_KEYS) the
@@ -112,10 +116,7 @@ constexpr int ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS = 1024;
  * 256 at 8k / 16k −1.2 / −0.9 % (fp16 −1.2 %), 512 at 8k +5.2 % (fp16 +5.6 %), 512 at 2k
  * +3.6 %, 768 at 4k +9.2 %, 1024 at 8k / 16k +11.6 / +11.8 %, (1000, 200) at 8k +8.6 % — so it
  * was removed: two translation units fewer.) */
-/* ... and only with at least this many of its tiles per SM: its gain is CTAs sharing an SM.
- * A causal GQA problem of 16 queries × 4 heads per KV head and 4k keys (128 tiles) ran 3 %
- * slower on it than on the 2-consumer instance. */
-constexpr int64_t ONE_CONSUMER_MIN_TILES_PER_SM = 2;
+
 /* Masked problems on the 2-consumer instances whose rows attend to at most this many keys take
  * the narrowest width, not the padding model's. With 128-key blocks under 128-row tiles the
  * causal diagonal (and a window edge a multiple of 128 away) falls into one key block per tile,
@@ -203,9 +204,9 @@ int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int
 /* The key-block width for (d, d_v), the consumer count, the keys a row attends to (`keys`;
  * `masked`: the problem is causal or local) and the page size (0: not paged), among
  * block_widths; 0 when none is built or fits. The multi-consumer instances take the width that
- * minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's cost, i.e. padding of the
- * last block against the fixed cost of each (ties to the wider), over seqlen_k keys — except
- * masked problems up to masked_narrow_max_attended_keys, which take the narrowest. The
+ * minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's cost over `keys`, i.e.
+ * padding of the last block against the fixed cost of each (ties to the wider) — except masked
+ * problems up to masked_narrow_max_attended_keys, which take the narrowest. The
  * one-consumer ones, whose masked 64-row tiles that model does not describe, take the
  * narrowest up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS attended keys and the widest above
  * (measured, see there). */
