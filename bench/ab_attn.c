@@ -6,7 +6,7 @@
  * (bench/ab_attn.sh wraps it for prebuilt archives); the peers (cuDNN, FA2) are
  * bench_attn.py's job.
  *
- *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16]
+ *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen]
  *           --case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]] ... NAME=LIBRARY ...
  *
  * d/d_v gives V and O their own head dim (d_v = d without it), e.g. --case 192/128,4096,4,16,1.
@@ -27,6 +27,10 @@
  * set bests ~10 % above anything later (2026-11-30: main 670 vs 597 median at d128 16k, every
  * other variant ≤ 630); with --rounds 10 (100 calls) medians repeat within ~1 %. Inputs are
  * uniform in [-1, 1).
+ *
+ * --varlen makes every case (self-attention: seqlen_q = seqlen) a packed batch through
+ * cu_seqlens: `batch` sequences of lengths drawn uniformly from [seqlen / 2, seqlen] (the same
+ * draw for every variant and run, seeded by the case's index), seqlen_q = seqlen_k = the longest.
  */
 #define _GNU_SOURCE /* strndup, dlopen flags */
 #include <dlfcn.h>
@@ -104,14 +108,42 @@ static void load_variant(variant* v, const char* spec) {
   if (v->create(&v->handle, 0) != FLASHC_STATUS_SUCCESS) die("flashc_create", v->last_error());
 }
 
-/* Uniform [-1, 1) as 16-bit floats (bf16: the top half of the fp32; fp16 via the CUDA type). */
+/* (query, key) pairs a problem of these lengths computes: causal is bottom-right aligned, so
+ * query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k), and a window (window ≥ 0)
+ * at most window + 1 of them. */
+static double visible_pairs(int seqlen_q, int seqlen_k, int causal, int window) {
+  double pairs = 0;
+  for (int i = 0; i < seqlen_q; ++i) {
+    int visible = causal || window >= 0 ? seqlen_k - seqlen_q + i + 1 : seqlen_k;
+    if (window >= 0 && visible > window + 1) visible = window + 1;
+    pairs += visible < 0 ? 0 : visible > seqlen_k ? seqlen_k : visible;
+  }
+  return pairs;
+}
+
+/* --varlen's sequence boundaries for case `index`: cu[0] = 0, cu[b + 1] − cu[b] uniform in
+ * [seqlen / 2, seqlen]; returns the longest. */
+static int draw_varlen(int32_t* cu, int batch, int seqlen, unsigned index) {
+  uint32_t state = 0x9E3779B9u * (index + 1u);
+  int longest = 0;
+  cu[0] = 0;
+  for (int b = 0; b < batch; ++b) {
+    state = state * 1664525u + 1013904223u;
+    const int shortest = seqlen / 2 > 0 ? seqlen / 2 : 1;
+    const int length = shortest + (int)((state >> 8) % (uint32_t)(seqlen - shortest + 1));
+    cu[b + 1] = cu[b] + length;
+    if (length > longest) longest = length;
+  }
+  return longest;
+}
+
 static int compare_float(const void* a, const void* b) {
   const float x = *(const float*)a, y = *(const float*)b;
   return (x > y) - (x < y);
 }
 
 int main(int argc, char** argv) {
-  int rounds = 10, iters = 10, chain = 1, bf16 = 1, variant_count = 0, case_count = 0;
+  int rounds = 10, iters = 10, chain = 1, bf16 = 1, varlen = 0, variant_count = 0, case_count = 0;
   variant variants[MAX_VARIANTS];
   attn_case cases[MAX_CASES];
   for (int i = 1; i < argc; ++i) {
@@ -119,6 +151,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--chain") && i + 1 < argc) chain = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
+    else if (!strcmp(argv[i], "--varlen")) varlen = 1;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
       if (case_count == MAX_CASES || !parse_case(argv[++i], c))
@@ -129,7 +162,7 @@ int main(int argc, char** argv) {
     } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
       load_variant(&variants[variant_count++], argv[i]);
     } else {
-      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] --case d[/d_v],seqlen,batch,heads[,causal] ... "
+      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen] --case d[/d_v],seqlen,batch,heads[,causal] ... "
           "NAME=LIBRARY ...", NULL);
     }
   }
@@ -153,10 +186,24 @@ int main(int argc, char** argv) {
   static float samples[MAX_VARIANTS][MAX_SAMPLES];
   for (int c = 0; c < case_count; ++c) {
     const attn_case* k = &cases[c];
-    const size_t q_elements = (size_t)k->batch * k->seqlen_q * k->heads * k->d;
-    const size_t o_elements = (size_t)k->batch * k->seqlen_q * k->heads * k->d_v;
-    const size_t kv_elements = (size_t)k->batch * k->seqlen * k->heads_kv * k->d;
-    const size_t v_elements = (size_t)k->batch * k->seqlen * k->heads_kv * k->d_v;
+    /* rows of Q and of K/V in all: batch × the lengths, or the packed total with --varlen */
+    size_t q_rows = (size_t)k->batch * k->seqlen_q, kv_rows = (size_t)k->batch * k->seqlen;
+    int32_t* cu_host = NULL;
+    int32_t* cu_seqlens = NULL;
+    int longest = 0;
+    if (varlen) {
+      if (k->seqlen_q != k->seqlen || k->num_splits != 1) die("--varlen takes self-attention cases without splits", NULL);
+      cu_host = (int32_t*)malloc((size_t)(k->batch + 1) * sizeof(int32_t));
+      longest = draw_varlen(cu_host, k->batch, k->seqlen, (unsigned)c);
+      q_rows = kv_rows = (size_t)cu_host[k->batch];
+      check_cuda(cudaMalloc((void**)&cu_seqlens, (size_t)(k->batch + 1) * sizeof(int32_t)), "cudaMalloc cu_seqlens");
+      check_cuda(cudaMemcpy(cu_seqlens, cu_host, (size_t)(k->batch + 1) * sizeof(int32_t), cudaMemcpyHostToDevice),
+                 "cudaMemcpy cu_seqlens");
+    }
+    const size_t q_elements = q_rows * k->heads * k->d;
+    const size_t o_elements = q_rows * k->heads * k->d_v;
+    const size_t kv_elements = kv_rows * k->heads_kv * k->d;
+    const size_t v_elements = kv_rows * k->heads_kv * k->d_v;
     size_t most = q_elements > kv_elements ? q_elements : kv_elements;
     if (v_elements > most) most = v_elements;
     uint16_t* host = (uint16_t*)malloc(most * 2);
@@ -166,7 +213,7 @@ int main(int argc, char** argv) {
     check_cuda(cudaMalloc(&kk, kv_elements * 2), "cudaMalloc k");
     check_cuda(cudaMalloc(&vv, v_elements * 2), "cudaMalloc v");
     check_cuda(cudaMalloc(&o, o_elements * 2), "cudaMalloc o");
-    check_cuda(cudaMalloc((void**)&lse, (size_t)k->batch * k->heads * k->seqlen_q * 4), "cudaMalloc lse");
+    check_cuda(cudaMalloc((void**)&lse, q_rows * k->heads * 4), "cudaMalloc lse");
     void* tensors[3] = {q, kk, vv};
     const size_t counts[3] = {q_elements, kv_elements, v_elements};
     for (int t = 0; t < 3; ++t) {
@@ -191,6 +238,10 @@ int main(int argc, char** argv) {
       p->causal = k->causal;
       if (k->window >= 0) p->window_left = k->window, p->window_right = 0;
       p->num_splits = k->num_splits;
+      if (varlen) {
+        p->cu_seqlens_q = p->cu_seqlens_k = cu_seqlens;
+        p->seqlen_q = p->seqlen_k = longest;
+      }
       size_t bytes = 0;
       if (variants[v].workspace_size(variants[v].handle, p, &bytes) != FLASHC_STATUS_SUCCESS)
         die("workspace size", variants[v].last_error());
@@ -219,16 +270,17 @@ int main(int argc, char** argv) {
           samples[v][r * iters + it] /= (float)chain;
         }
       }
-    /* FLOPs: 2 · (d + d_v) per visible (query, key) pair (S and P·V); causal is bottom-right aligned,
-     * so query i sees seqlen_k − seqlen_q + i + 1 keys (at most seqlen_k), and a window at most
-     * window + 1 of them. */
+    /* FLOPs: 2 · (d + d_v) per visible (query, key) pair (S and P·V), per sequence. */
     double pairs = 0;
-    for (int i = 0; i < k->seqlen_q; ++i) {
-      int visible = k->causal || k->window >= 0 ? k->seqlen - k->seqlen_q + i + 1 : k->seqlen;
-      if (k->window >= 0 && visible > k->window + 1) visible = k->window + 1;
-      pairs += visible < 0 ? 0 : visible > k->seqlen ? k->seqlen : visible;
+    if (varlen) {
+      for (int b = 0; b < k->batch; ++b) {
+        const int length = cu_host[b + 1] - cu_host[b];
+        pairs += visible_pairs(length, length, k->causal, k->window);
+      }
+    } else {
+      pairs = k->batch * visible_pairs(k->seqlen_q, k->seqlen, k->causal, k->window);
     }
-    const double flops = 2.0 * pairs * (k->d + k->d_v) * k->heads * k->batch;
+    const double flops = 2.0 * pairs * (k->d + k->d_v) * k->heads;
     char dims[24], label[64];
     if (k->d_v != k->d) snprintf(dims, sizeof dims, "%d/%d", k->d, k->d_v);
     else snprintf(dims, sizeof dims, "%d", k->d);
@@ -238,6 +290,7 @@ int main(int argc, char** argv) {
       snprintf(label + strlen(label), sizeof label - strlen(label), " kv%d q%d", k->heads_kv, k->seqlen_q);
     if (k->num_splits != 1)
       snprintf(label + strlen(label), sizeof label - strlen(label), " split%d", k->num_splits);
+    if (varlen) snprintf(label + strlen(label), sizeof label - strlen(label), " varlen");
     printf("%-36s", label);
     double median0 = 0;
     double median[MAX_VARIANTS];
@@ -253,6 +306,8 @@ int main(int argc, char** argv) {
     printf("\n");
     fflush(stdout);
     cudaFree(q), cudaFree(kk), cudaFree(vv), cudaFree(o), cudaFree(lse);
+    if (cu_seqlens) cudaFree(cu_seqlens);
+    free(cu_host);
     if (workspace) cudaFree(workspace);
   }
   for (int v = 0; v < variant_count; ++v) variants[v].destroy(variants[v].handle);

@@ -2,7 +2,7 @@
 # ab_attn.sh — on the GPU machine: same-process A/B of attention-forward builds packed here
 # (bench/ab_attn.c does the timing), each variant's gpu_attn_fwd first with --test.
 #
-#   bash bench/ab_attn.sh [--test] [--rounds N] [--iters N] [--chain N] [--case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
+#   bash bench/ab_attn.sh [--test] [--varlen] [--rounds N] [--iters N] [--chain N] [--case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
 #
 # Per NAME the device call carries (carry=[".carry"]) .carry/ab-NAME-lib.tar.xz (a build's
 # libflashc.so.0.1.0) and, for --test, .carry/ab-NAME-test.tar.xz (its tests/gpu/gpu_attn_fwd,
@@ -22,6 +22,7 @@ names=()
 while [ $# -gt 0 ]; do
   case $1 in
     --test) TEST=1 ;;
+    --varlen) args+=("$1") ;;
     --rounds | --iters | --chain | --dtype) args+=("$1" "$2"); shift ;;
     --case) cases+=(--case "$2"); shift ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ ${#names[@]} -gt 0 ] || { echo "usage: $0 [--test] [--rounds N] [--iters N] [--case d,s,b,h[,causal]]... NAME..." >&2; exit 2; }
+[ ${#names[@]} -gt 0 ] || { echo "usage: $0 [--test] [--varlen] [--rounds N] [--iters N] [--case d[/dv],s,b,h[,causal]]... NAME..." >&2; exit 2; }
 [ ${#cases[@]} -gt 0 ] || cases=(--case 128,16384,1,16 --case 128,16384,1,16,1 --case 128,4096,4,16 --case 128,1024,16,16
                                  --case 64,16384,1,32 --case 64,1024,16,32 --case 256,16384,1,8 --case 256,4096,4,8,1)
 LOGS=${OUT:-/tmp/flashc-out}/ab
