@@ -23,54 +23,58 @@ typedef struct plan_case {
   int window_left, window_right; /* causal: (-1, 0) */
   int page_size;                 /* 0: not paged */
   int consumers, block_n;        /* expected */
+  int varlen;                    /* cu_seqlens given (seqlen_q/k then the longest sequence) */
 } plan_case;
 
 static const plan_case CASES[] = {
     /* causal d64 up to 8192 keys: one consumer, 64-key blocks to 1024 keys, 80 above */
-    {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64},
-    {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64},
-    {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80},
-    {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80},
-    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 1, 80},
-    {"causal d64 16k", 64, 16384, 16384, 1, 32, 32, -1, 0, 0, 2, 192},
+    {"causal d64 512", 64, 512, 512, 32, 32, 32, -1, 0, 0, 1, 64, 0},
+    {"causal d64 1k", 64, 1024, 1024, 16, 32, 32, -1, 0, 0, 1, 64, 0},
+    {"causal d64 2k", 64, 2048, 2048, 8, 32, 32, -1, 0, 0, 1, 80, 0},
+    {"causal d64 4k", 64, 4096, 4096, 4, 32, 32, -1, 0, 0, 1, 80, 0},
+    {"causal d64 8k", 64, 8192, 8192, 2, 32, 32, -1, 0, 0, 1, 80, 0},
+    {"causal d64 16k", 64, 16384, 16384, 1, 32, 32, -1, 0, 0, 2, 192, 0},
     /* unmasked d64: 4 consumers below 2048 keys and with both lengths in 2048-3071, 3 from 3072 */
-    {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64},
-    {"full d64 2k", 64, 2048, 2048, 8, 32, 32, -1, -1, 0, 4, 64},
-    {"full d64 2k queries, 4k keys", 64, 2048, 4096, 8, 32, 32, -1, -1, 0, 3, 112},
-    {"full d64 3k", 64, 3072, 3072, 4, 32, 32, -1, -1, 0, 3, 112},
-    {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112},
+    {"full d64 512", 64, 512, 512, 32, 32, 32, -1, -1, 0, 4, 64, 0},
+    {"full d64 2k", 64, 2048, 2048, 8, 32, 32, -1, -1, 0, 4, 64, 0},
+    {"full d64 2k queries, 4k keys", 64, 2048, 4096, 8, 32, 32, -1, -1, 0, 3, 112, 0},
+    {"full d64 3k", 64, 3072, 3072, 4, 32, 32, -1, -1, 0, 3, 112, 0},
+    {"full d64 4k", 64, 4096, 4096, 4, 32, 32, -1, -1, 0, 3, 112, 0},
     /* sliding windows: the span a row attends to, not seqlen_k */
-    {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64},
-    {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80},
-    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 1, 80},
-    {"d64 window 8192 at 16k (8193 keys)", 64, 16384, 16384, 1, 32, 32, 8192, 0, 0, 2, 192},
+    {"d64 window 256 at 16k", 64, 16384, 16384, 1, 32, 32, 256, 0, 0, 1, 64, 0},
+    {"d64 window 2048 at 8k", 64, 8192, 8192, 2, 32, 32, 2048, 0, 0, 1, 80, 0},
+    {"d64 window 4096 at 16k (4097 keys)", 64, 16384, 16384, 1, 32, 32, 4096, 0, 0, 1, 80, 0},
+    {"d64 window 8192 at 16k (8193 keys)", 64, 16384, 16384, 1, 32, 32, 8192, 0, 0, 2, 192, 0},
     /* too few tiles to share SMs: 16 queries × 4 heads per KV head = one packed tile each */
-    {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192},
-    {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128},
+    {"causal d64 GQA 16 queries, 4k keys", 64, 16, 4096, 16, 32, 8, -1, 0, 0, 2, 192, 0},
+    {"causal d64 1k, 2 heads", 64, 1024, 1024, 1, 2, 2, -1, 0, 0, 2, 128, 0},
     /* pages that fit no one-consumer width fall back to the 2-consumer one they fit */
-    {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192},
+    {"causal d64 1k paged 96", 64, 1024, 1024, 16, 32, 32, -1, 0, 96, 2, 192, 0},
     /* d128: no one-consumer instance (removed in the 24th session): windows on two consumers */
-    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 2, 128},
-    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 2, 128},
-    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 128},
-    {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
+    {"d128 window 256 at 8k", 128, 8192, 8192, 2, 16, 16, 256, 0, 0, 2, 128, 0},
+    {"d128 window (1000, 200) at 8k", 128, 8192, 8192, 2, 16, 16, 1000, 200, 0, 2, 128, 0},
+    {"d128 window 2048 at 8k", 128, 8192, 8192, 2, 16, 16, 2048, 0, 0, 2, 128, 0},
+    {"causal d128 512", 128, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128, 0},
     /* d128 on two consumers: masked problems up to 8192 attended keys on the narrowest blocks,
      * the rest by the padding model with the masked tail's cost */
-    {"causal d128 2k", 128, 2048, 2048, 8, 16, 16, -1, 0, 0, 2, 128},
-    {"causal d128 8k", 128, 8192, 8192, 2, 16, 16, -1, 0, 0, 2, 128},
-    {"causal d128 16k", 128, 16384, 16384, 1, 16, 16, -1, 0, 0, 2, 160},
-    {"d128 window 8192 at 16k (8193 keys)", 128, 16384, 16384, 1, 16, 16, 8192, 0, 0, 2, 160},
-    {"full d128 1k", 128, 1024, 1024, 16, 16, 16, -1, -1, 0, 2, 128},
-    {"full d128 2k (160 leaves a masked tail)", 128, 2048, 2048, 8, 16, 16, -1, -1, 0, 2, 128},
-    {"full d128 2560 (160 divides it)", 128, 2560, 2560, 6, 16, 16, -1, -1, 0, 2, 160},
-    {"full d128 4k", 128, 4096, 4096, 4, 16, 16, -1, -1, 0, 2, 160},
+    {"causal d128 2k", 128, 2048, 2048, 8, 16, 16, -1, 0, 0, 2, 128, 0},
+    {"causal d128 8k", 128, 8192, 8192, 2, 16, 16, -1, 0, 0, 2, 128, 0},
+    {"causal d128 16k", 128, 16384, 16384, 1, 16, 16, -1, 0, 0, 2, 160, 0},
+    {"d128 window 8192 at 16k (8193 keys)", 128, 16384, 16384, 1, 16, 16, 8192, 0, 0, 2, 160, 0},
+    {"full d128 1k", 128, 1024, 1024, 16, 16, 16, -1, -1, 0, 2, 128, 0},
+    {"full d128 2k (160 leaves a masked tail)", 128, 2048, 2048, 8, 16, 16, -1, -1, 0, 2, 128, 0},
+    {"full d128 2560 (160 divides it)", 128, 2560, 2560, 6, 16, 16, -1, -1, 0, 2, 160, 0},
+    {"full d128 4k", 128, 4096, 4096, 4, 16, 16, -1, -1, 0, 2, 160, 0},
+    /* varlen d128 causal: the narrow blocks only up to 6144 keys */
+    {"causal d128 varlen, longest 6k", 128, 6144, 6144, 4, 16, 16, -1, 0, 0, 2, 128, 1},
+    {"causal d128 varlen, longest 8k", 128, 8192, 8192, 4, 16, 16, -1, 0, 0, 2, 160, 1},
     /* d256: 64-key blocks for masked problems up to 2048 attended keys and for full 512 */
-    {"full d256 512", 256, 512, 512, 32, 8, 8, -1, -1, 0, 2, 64},
-    {"full d256 1k", 256, 1024, 1024, 16, 8, 8, -1, -1, 0, 2, 80},
-    {"causal d256 2k", 256, 2048, 2048, 8, 8, 8, -1, 0, 0, 2, 64},
-    {"causal d256 4k", 256, 4096, 4096, 4, 8, 8, -1, 0, 0, 2, 80},
+    {"full d256 512", 256, 512, 512, 32, 8, 8, -1, -1, 0, 2, 64, 0},
+    {"full d256 1k", 256, 1024, 1024, 16, 8, 8, -1, -1, 0, 2, 80, 0},
+    {"causal d256 2k", 256, 2048, 2048, 8, 8, 8, -1, 0, 0, 2, 64, 0},
+    {"causal d256 4k", 256, 4096, 4096, 4, 8, 8, -1, 0, 0, 2, 80, 0},
     /* no one-consumer instance */
-    {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128},
+    {"causal d96 512", 96, 512, 512, 32, 16, 16, -1, 0, 0, 2, 128, 0},
 };
 
 static fc_attn_problem problem_of(const plan_case* c) {
@@ -86,6 +90,10 @@ static fc_attn_problem problem_of(const plan_case* c) {
   p.is_causal = c->window_left < 0 && c->window_right == 0;
   p.num_splits = 1, p.num_splits_auto = 1; /* the caller's 0: the launcher's own rule */
   p.pack_gqa = -1;
+  if (c->varlen) { /* only their presence matters to the plan */
+    static const int32_t cu_seqlens[2] = {0, 0};
+    p.cu_seqlens_q = p.cu_seqlens_k = cu_seqlens;
+  }
   if (c->page_size) { /* only the page geometry matters to the plan */
     static const int32_t page_table[1] = {0};
     p.page_table = page_table;

@@ -135,13 +135,20 @@ constexpr int MASKED_NARROW_MIN_HEAD_DIM = 96;
  * (24th session; bf16 / fp16): 512 +5.0 %, 1k +2.1 / +2.6 %, 2k +0.9 %, 4k −0.6 / +0.1 %, 8k
  * −0.3 / −0.5 %. */
 constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD = 2048;
+/* ... and with variable lengths (cu_seqlens_k or seqused_k: attended keys are the longest
+ * sequence's), d128 up to this many. H200, ab_attn --varlen (lengths uniform in [L/2, L]),
+ * 128- against 160-key blocks, bf16 (24th session): L = 2k × 8 +9.3 % (another draw ±0, fp16),
+ * 4k × 4 +5.8 %, 4k × 8 −0.7 %, 6k × 2 +2.8 %, but 8k × 2 −6.0 / −3.1 % (fp16 −3.2 %), 8k × 3
+ * −4.9 %, 8k × 4 −2.7 %; why 8k differs from fixed-length 8k (+1.0–1.7 %) is not known. */
+constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS_VARLEN = 6144;
 
-/* The most attended keys up to which a masked problem of head dim d takes the narrowest width
- * on the 2-consumer instances (0: never). */
-int masked_narrow_max_attended_keys(int head_dim) {
-  return head_dim < MASKED_NARROW_MIN_HEAD_DIM ? 0
-         : head_dim <= 128                     ? MASKED_NARROW_MAX_ATTENDED_KEYS
-                                               : MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD;
+/* The most attended keys up to which masked problem p takes the narrowest width on the
+ * 2-consumer instances (0: never, and for unmasked problems). */
+int masked_narrow_max_attended_keys(const fc_attn_problem* p) {
+  if (p->window_left < 0 && p->window_right < 0) return 0;
+  if (p->head_dim < MASKED_NARROW_MIN_HEAD_DIM) return 0;
+  if (p->head_dim > 128) return MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD;
+  return p->cu_seqlens_k || p->seqused_k ? MASKED_NARROW_MAX_ATTENDED_KEYS_VARLEN : MASKED_NARROW_MAX_ATTENDED_KEYS;
 }
 
 /* Can a key block of `block_n` keys be loaded from pages of `page_size` rows (0: not paged)?
@@ -201,21 +208,22 @@ int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int
   return count;
 }
 
-/* The key-block width for (d, d_v), the consumer count, the keys a row attends to (`keys`;
- * `masked`: the problem is causal or local) and the page size (0: not paged), among
- * block_widths; 0 when none is built or fits. The multi-consumer instances take the width that
- * minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's cost over `keys`, i.e.
- * padding of the last block against the fixed cost of each (ties to the wider) — except masked
- * problems up to masked_narrow_max_attended_keys, which take the narrowest. The
+/* The key-block width for (d, d_v), the consumer count, the keys a row attends to (`keys`), the
+ * most keys up to which the narrowest width is taken (`narrow_up_to`:
+ * masked_narrow_max_attended_keys) and the page size (0: not paged), among block_widths; 0 when
+ * none is built or fits. The multi-consumer instances take the narrowest up to narrow_up_to
+ * keys, else the width that minimizes blocks × (BLOCK_N + per-block overhead) + a masked tail's
+ * cost over `keys`, i.e. padding of the last block against the fixed cost of each (ties to the
+ * wider). The
  * one-consumer ones, whose masked 64-row tiles that model does not describe, take the
  * narrowest up to ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS attended keys and the widest above
  * (measured, see there). */
-int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, bool masked, int page_size) {
+int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, int narrow_up_to, int page_size) {
   int widths[MAX_WIDTHS];
   const int count = block_widths(head_dim, head_dim_v, consumers, page_size, widths);
   if (count == 0) return 0;
   if (consumers == 1) return keys <= ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS ? widths[0] : widths[count - 1];
-  if (masked && keys <= masked_narrow_max_attended_keys(head_dim)) return widths[0];
+  if (keys <= narrow_up_to) return widths[0];
   const int64_t padded_keys = keys > 0 ? keys : 1;
   int best = 0;
   int64_t best_cost = 0;
@@ -277,10 +285,11 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   /* (the masked rules by the keys a row attends to; the others' model by seqlen_k) */
   const bool masked = p->window_left >= 0 || p->window_right >= 0;
   const int keys = masked ? attended_keys(p) : p->seqlen_k;
-  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, masked, page_size);
+  const int narrow_up_to = masked_narrow_max_attended_keys(p);
+  choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, narrow_up_to, page_size);
   if (choice.block_n == 0 && choice.consumers != 2) {
     choice.consumers = 2;
-    choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, keys, masked, page_size);
+    choice.block_n = block_n_for(p->head_dim, p->head_dim_v, 2, keys, narrow_up_to, page_size);
   }
   return choice;
 }
