@@ -257,8 +257,8 @@ int attended_keys(const fc_attn_problem* p) {
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
   if (p->window_left >= 0 || p->window_right >= 0) {
     int widths[MAX_WIDTHS];
-    if (attended_keys(p) > ONE_CONSUMER_MAX_ATTENDED_KEYS || block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) == 0)
-      return 2;
+    const bool one_consumer_built = block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) != 0; /* (d64 only) */
+    if (attended_keys(p) > ONE_CONSUMER_MAX_ATTENDED_KEYS || !one_consumer_built) return 2;
     const int64_t tiles = count_tiles(p, ATTN_FWD_ROWS_PER_CONSUMER).tiles;
     return tiles >= ONE_CONSUMER_MIN_TILES_PER_SM * static_cast<int64_t>(fc_sm_count(context)) ? 1 : 2;
   }
