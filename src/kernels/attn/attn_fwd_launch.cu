@@ -56,6 +56,10 @@ bool head_dims_built(int head_dim, int head_dim_v) {
   return false;
 }
 
+/* Is p masked — causal or a local window (causal is window (−1, 0))? The rules below that
+ * choose instances, widths and the scheduler ask it. */
+bool has_window(const fc_attn_problem* p) { return p->window_left >= 0 || p->window_right >= 0; }
+
 /* A key block's fixed cost (barrier waits, row reductions, O rescale) in key-equivalents
  * times d: ~18 keys at d128 and ~36 at d64, fitted to the H200 A/B of 128- against 160- and
  * 192-key blocks at 16k (bf16, 2026-11-29; attn_fwd_instances.cuh). */
@@ -145,8 +149,7 @@ constexpr int MASKED_NARROW_MAX_ATTENDED_KEYS_VARLEN = 6144;
 /* The most attended keys up to which masked problem p takes the narrowest width on the
  * 2-consumer instances (0: never, and for unmasked problems). */
 int masked_narrow_max_attended_keys(const fc_attn_problem* p) {
-  if (p->window_left < 0 && p->window_right < 0) return 0;
-  if (p->head_dim < MASKED_NARROW_MIN_HEAD_DIM) return 0;
+  if (!has_window(p) || p->head_dim < MASKED_NARROW_MIN_HEAD_DIM) return 0;
   if (p->head_dim > 128) return MASKED_NARROW_MAX_ATTENDED_KEYS_WIDE_HEAD;
   return p->cu_seqlens_k || p->seqused_k ? MASKED_NARROW_MAX_ATTENDED_KEYS_VARLEN : MASKED_NARROW_MAX_ATTENDED_KEYS;
 }
@@ -223,7 +226,7 @@ int block_n_for(int head_dim, int head_dim_v, int consumers, int keys, int narro
   const int count = block_widths(head_dim, head_dim_v, consumers, page_size, widths);
   if (count == 0) return 0;
   if (consumers == 1) return keys <= ONE_CONSUMER_NARROW_MAX_ATTENDED_KEYS ? widths[0] : widths[count - 1];
-  if (keys <= narrow_up_to) return widths[0];
+  if (narrow_up_to > 0 && keys <= narrow_up_to) return widths[0];
   const int64_t padded_keys = keys > 0 ? keys : 1;
   int best = 0;
   int64_t best_cost = 0;
@@ -255,7 +258,7 @@ int attended_keys(const fc_attn_problem* p) {
  * a 3-consumer instance is built, 4 where FOUR_CONSUMER_MIN_SEQLEN_Q's or FOUR_CONSUMER_BAND_END's
  * rule holds and a 4-consumer instance is built, else 2. */
 int consumers_for_problem(const fc_attn_problem* p, const fc_cuda_context* context) {
-  if (p->window_left >= 0 || p->window_right >= 0) {
+  if (has_window(p)) {
     int widths[MAX_WIDTHS];
     const bool one_consumer_built = block_widths(p->head_dim, p->head_dim_v, 1, 0, widths) != 0; /* (d64 only) */
     if (attended_keys(p) > ONE_CONSUMER_MAX_ATTENDED_KEYS || !one_consumer_built) return 2;
@@ -283,8 +286,7 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   instance_choice choice;
   choice.consumers = consumers_for_problem(p, context);
   /* (the masked rules by the keys a row attends to; the others' model by seqlen_k) */
-  const bool masked = p->window_left >= 0 || p->window_right >= 0;
-  const int keys = masked ? attended_keys(p) : p->seqlen_k;
+  const int keys = has_window(p) ? attended_keys(p) : p->seqlen_k;
   const int narrow_up_to = masked_narrow_max_attended_keys(p);
   choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, narrow_up_to, page_size);
   if (choice.block_n == 0 && choice.consumers != 2) {
@@ -393,8 +395,7 @@ flashc_status encode_tensor(const fc_cuda_context* context, flashc_dtype dtype, 
  * (attn_fwd_scheduler.cuh), whose tile counter lives in the workspace; so do uniform plans that
  * leave the persistent grid's last round partial without the stream-K tail (tile_plan::dynamic). */
 bool has_unequal_tiles(const fc_attn_problem* p) {
-  return p->window_left >= 0 || p->window_right >= 0 || p->cu_seqlens_q || p->cu_seqlens_k || p->seqused_q ||
-         p->seqused_k;
+  return has_window(p) || p->cu_seqlens_q || p->cu_seqlens_k || p->seqused_q || p->seqused_k;
 }
 
 /* The dynamic scheduler's counter (an int) and ready flag (8 bytes, 8-aligned inside: a

@@ -13,7 +13,6 @@
 
 #include <stdint.h>
 
-#include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/attn/attn_fwd_timeline.h"
 #include "kernels/common/ptx_misc.cuh"
@@ -54,9 +53,9 @@ static __device__ __forceinline__ void attn_fwd_timeline_cta_start(const attn_fw
   if (pair != nullptr && threadIdx.x == 0) pair[0] = globaltimer_ns();
 }
 
-static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params& p, int consumer_thread) {
+static __device__ __forceinline__ void attn_fwd_timeline_cta_end(const attn_fwd_params& p, int warpgroup_thread) {
   uint64_t* pair = attn_fwd_timeline_cta_pair(p);
-  if (pair != nullptr && consumer_thread % ATTN_FWD_WARPGROUP_THREADS == 0)
+  if (pair != nullptr && warpgroup_thread == 0)
     atomicMax(reinterpret_cast<unsigned long long*>(pair + 1), static_cast<unsigned long long>(globaltimer_ns()));
 }
 #else
