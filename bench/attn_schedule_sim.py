@@ -19,7 +19,25 @@ import math
 
 TAIL_TILES_PER_SM = 3           # attn_fwd_launch.cu
 TAIL_L2_BUDGET_BYTES = 24 << 20
-BLOCKS = {64: (128, 128), 96: (128, 128), 128: (128, 128), 192: (128, 112), 256: (128, 80)}  # causal (BLOCK_M, BLOCK_N)
+
+
+def launcher_tile(d, seqlen, causal):
+    """(BLOCK_M, BLOCK_N, CTAs per SM) the launcher picks for FA3's grid point (d, seqlen, causal):
+    instance_for_problem in attn_fwd_launch.cu as of the 25th session, for square problems with
+    enough tiles (tests/cpu_attn_plan.c asserts the real picks; update both together)."""
+    if d == 64:
+        if causal:
+            if seqlen <= 1024:
+                return 64, 64, 3      # one consumer, three CTAs per SM
+            return (64, 80, 3) if seqlen <= 8192 else (128, 192, 1)
+        return (256, 64, 1) if seqlen < 3072 else (192, 112, 1)  # four / three consumers
+    if d == 128:
+        narrow = seqlen <= 8192 if causal else seqlen <= 2048
+        return 128, 128 if narrow else 160, 1
+    if d == 256:
+        narrow = seqlen <= 2048 if causal else seqlen <= 512
+        return 128, 64 if narrow else 80, 1
+    return 128, 112 if d == 192 else 128, 1
 
 
 def makespan(costs, sms):
@@ -87,9 +105,9 @@ def main():
     for d in args.d or [64, 128, 256]:
         for seqlen in args.seqlen or [512, 1024, 2048, 4096, 8192, 16384]:
             for causal in [True] if args.causal else [False, True]:
-                block_m, block_n = BLOCKS.get(d, (128, 128))
-                print(simulate(d, seqlen, max(1, args.tokens // seqlen), 2048 // d, causal, args.sms, args.overhead,
-                               args.block_m or block_m, args.block_n or block_n, extra))
+                block_m, block_n, ctas_per_sm = launcher_tile(d, seqlen, causal)
+                print(simulate(d, seqlen, max(1, args.tokens // seqlen), 2048 // d, causal, args.sms * ctas_per_sm,
+                               args.overhead, args.block_m or block_m, args.block_n or block_n, extra))
 
 
 if __name__ == "__main__":
