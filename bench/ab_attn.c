@@ -125,11 +125,11 @@ static double visible_pairs(int seqlen_q, int seqlen_k, int causal, int window) 
  * [seqlen / 2, seqlen]; returns the longest. */
 static int draw_varlen(int32_t* cu, int batch, int seqlen, unsigned index) {
   uint32_t state = 0x9E3779B9u * (index + 1u);
+  const int shortest = seqlen / 2 > 0 ? seqlen / 2 : 1;
   int longest = 0;
   cu[0] = 0;
   for (int b = 0; b < batch; ++b) {
     state = state * 1664525u + 1013904223u;
-    const int shortest = seqlen / 2 > 0 ? seqlen / 2 : 1;
     const int length = shortest + (int)((state >> 8) % (uint32_t)(seqlen - shortest + 1));
     cu[b + 1] = cu[b] + length;
     if (length > longest) longest = length;

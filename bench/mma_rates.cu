@@ -43,7 +43,6 @@ static __device__ __forceinline__ void hmma(float (&d)[4], const uint32_t (&a)[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-
 /* One 16-bit value of magnitude in [0.5, 2) with a random sign and mantissa (bits from a hash),
  * packed in pairs; or zero. Small magnitudes keep the fp32 sums finite over any round count. */
 template <bool IsBf16>

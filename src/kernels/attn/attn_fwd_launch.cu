@@ -285,8 +285,8 @@ instance_choice instance_for_problem(const fc_attn_problem* p, const fc_cuda_con
   const int page_size = p->page_table ? p->page_size : 0;
   instance_choice choice;
   choice.consumers = consumers_for_problem(p, context);
-  /* (the masked rules by the keys a row attends to; the others' model by seqlen_k) */
-  const int keys = has_window(p) ? attended_keys(p) : p->seqlen_k;
+  /* the keys a row attends to: seqlen_k without a mask */
+  const int keys = attended_keys(p);
   const int narrow_up_to = masked_narrow_max_attended_keys(p);
   choice.block_n = block_n_for(p->head_dim, p->head_dim_v, choice.consumers, keys, narrow_up_to, page_size);
   if (choice.block_n == 0 && choice.consumers != 2) {
