@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(384, 1)
     if (TileBlocks == 1) release_q(t);
     softmax();
     o_rescale = false;
-    attn_fwd_pack_p<ATTN_INPUT_BF16, T>(pfrag, s);
+    attn_fwd_pack_p<ATTN_INPUT_BF16>(pfrag, s);
   };
   /* The next block's S once its K landed, as one wgmma group. */
   auto issue_s_group = [&] {
@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(384, 1)
     wgmma_wait_group<0>();
     wgmma_fence_operand(o);
     release(v_empty, vp);
-    attn_fwd_pack_p<ATTN_INPUT_BF16, T>(pfrag, s);
+    attn_fwd_pack_p<ATTN_INPUT_BF16>(pfrag, s);
   };
   /* O normalized, packed and staged (stmatrix, the kernel's layout) in its own buffer — or in
    * the finished tile's Q buffer, this consumer's rows of it — and stored by one thread with
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(384, 1)
     wgmma_fence_operand(o);
     release(v_empty, vp);
     epilogue(t);
-    attn_fwd_pack_p<ATTN_INPUT_BF16, T>(pfrag, s);
+    attn_fwd_pack_p<ATTN_INPUT_BF16>(pfrag, s);
   };
   named_barrier_sync(1, 256);
   const long long t0 = clock64();

@@ -30,6 +30,8 @@
  *      CTAs take several tiles each from the dynamic scheduler's counter;
  *   2g. uniform cases of d64/d96/d128 with stream-K forced off on 2-7 SMs: a partial last
  *      round takes its tiles from the same counter;
+ *   2h. unmasked d128 cases of a · 160 + b · 128 keys, whose last b key blocks run 128 wide,
+ *      half with the stream-K tail forced;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
  *      (automatic) with every head dim, causal, local + softcap, rows without keys, more
  *      splits than key blocks (empty splits: LSE = −inf partials the combine skips), varlen
@@ -147,6 +149,7 @@ static const int named_pairs[PAIR_COUNT][2] = {{1, 1},     {1, 239},   {113, 203
 #define STREAM_K_CASES 24 /* uniform cases with the stream-K tail forced on a few SMs (part 2d) */
 #define TICKET_CASES 12 /* causal d128 cases whose CTAs take tiles from the dynamic counter (part 2f) */
 #define DYNAMIC_UNIFORM_CASES 12 /* uniform cases whose last partial round takes the dynamic counter (part 2g) */
+#define NARROW_TAIL_CASES 12 /* unmasked d128 cases whose last key blocks run narrow (part 2h) */
 #define QUICK_COUNTER_CASES 4       /* --quick: parts 2f and 2g, alternating, ... */
 #define QUICK_COUNTER_BUDGET 2e8    /* ... each cut to this cost (fit_budget) for the sanitizers */
 #define QUICK_PAIR_COUNT 5 /* the first five: short enough for compute-sanitizer */
@@ -1250,6 +1253,26 @@ static gcase dynamic_uniform_case(uint64_t seed, int n) {
   return c;
 }
 
+/* Part 2h: a uniform d128 case whose key length is a · 160 + b · 128 with b = 1..4 narrow blocks
+ * and a = 24..30 (so the launcher picks the 160-key instance): its key loop ends in narrow
+ * blocks, without a padded or masked one (attn_fwd_tile::NARROW_TAIL, attn_fwd_key_map_of);
+ * every other case with the stream-K tail forced on 2-7 SMs, so pieces begin and end among the
+ * narrow blocks too (those run the narrow stream-K kernel, ATTN_FWD_KIND_STREAM_K_NARROW; part
+ * 2d's d128 lengths, 160 · k − j with j < 16, have no narrow blocks and run the other). */
+static gcase narrow_tail_case(uint64_t seed, int n) {
+  static const int dims[] = {128};
+  test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
+  gcase c = uniform_case(&case_rng, dims, 1);
+  const int narrow = test_rng_int(&case_rng, 1, 4);
+  c.seqlen_k = 160 * test_rng_int(&case_rng, 24, 30) + 128 * narrow;
+  if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
+  number_and_knob(&c, &case_rng, n, 1e9);
+  c.num_splits = 1;
+  if (n % 2) c.stream_k_sms = test_rng_pick(&case_rng, FEW_SMS, 4);
+  c.rng = case_rng;
+  return c;
+}
+
 /* Part 2f: a random case made a causal d128 one (softcap kept where drawn) on a handle that
  * plans with 2 or 3 SMs: the 2-consumer instance with its two Q buffers and job slots, each CTA
  * taking several tiles from the dynamic scheduler's counter (attn_fwd_scheduler.cuh) — the
@@ -1328,7 +1351,7 @@ int main(int argc, char** argv) {
   fflush(stdout);
 
   /* ---- the case list (serial, deterministic from the seed) ---- */
-  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + TICKET_CASES + DYNAMIC_UNIFORM_CASES +
+  int capacity = 64 + random_cases + WIDE_TILE_CASES + FOUR_CONSUMER_CASES + ONE_CONSUMER_CASES + STREAM_K_CASES + TICKET_CASES + DYNAMIC_UNIFORM_CASES + NARROW_TAIL_CASES +
                  SPLIT_CASES + 400;
   gcase* cases = xmalloc(sizeof(gcase) * (size_t)capacity);
   int n = 0;
@@ -1395,6 +1418,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < DYNAMIC_UNIFORM_CASES; ++i, ++n) cases[n] = dynamic_uniform_case(seed, n);
     printf("part 2g: %d uniform cases taking a partial last round from the dynamic counter on 2-7 SMs\n",
            n - first_dynamic);
+    const int first_narrow = n;
+    for (int i = 0; i < NARROW_TAIL_CASES; ++i, ++n) cases[n] = narrow_tail_case(seed, n);
+    printf("part 2h: %d unmasked d128 cases ending in narrow key blocks\n", n - first_narrow);
   } else if (quick) {
     /* Two small cases each of parts 2f and 2g, so that the sanitizers (--quick) see CTAs take
      * several tiles from the dynamic counter, masked and uniform, on d128's two Q buffers too. */

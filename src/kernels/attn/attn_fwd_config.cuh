@@ -73,8 +73,18 @@ static __host__ __device__ constexpr smem_swizzle attn_fwd_swizzle(int row_bytes
   return row_bytes % 128 == 0 ? SMEM_SWIZZLE_128B : SMEM_SWIZZLE_64B;
 }
 
-template <int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK = false>
+/* The kernels an instance is built as (attn_fwd_instances.cuh): the plain persistent kernel, the
+ * one with the stream-K tail (attn_fwd_stream_k.cuh), and, for the d128 160-key instance only, a
+ * stream-K kernel whose key loop ends sequences in narrow blocks (attn_fwd_tile::NARROW_TAIL):
+ * the narrow blocks' code cost the stream-K kernel 2 % on problems without them (H200, 25th
+ * session), so those keep the stream-K kernel without it. */
+enum attn_fwd_kind { ATTN_FWD_KIND_PLAIN = 0, ATTN_FWD_KIND_STREAM_K = 1, ATTN_FWD_KIND_STREAM_K_NARROW = 2 };
+
+template <int HeadDim, int HeadDimV, int BlockN, int Consumers, int Kind = ATTN_FWD_KIND_PLAIN>
 struct attn_fwd_tile {
+  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
+   * (ATTN_FWD_STREAM_K_INSTANCES). */
+  static constexpr bool STREAM_K = Kind != ATTN_FWD_KIND_PLAIN;
   static constexpr int HEAD_DIM = HeadDim;
   static constexpr int HEAD_DIM_V = HeadDimV;
   static constexpr int ELEMENT_BYTES = 2;
@@ -136,7 +146,12 @@ struct attn_fwd_tile {
    * shuffled (uniform_desc_address): no spill, and the key loop's R2UR moves fall from 36 to
    * 20 per block (SASS, 2026-11-30; +4–11 % at d256). Re-shuffling it in every key block
    * takes them to 5 and changed nothing measurable (H200, ±0.5 %), so it is not done. */
-  static constexpr bool UNIFORM_Q_DESCRIPTOR = HeadDim < 256;
+  /* Nor in the narrow-tail stream-K kernel (NARROW_TAIL below): with the narrow blocks' code
+   * beside it, the loop held the eight descriptors in ordinary registers and the kernel lost
+   * 2–3 % on d128 4k–16k; with the address word alone shuffled it gains what the narrow blocks
+   * save (H200, 25th session, docs/PERF.md). */
+  static constexpr bool UNIFORM_Q_DESCRIPTOR =
+      HeadDim < 256 && Kind != ATTN_FWD_KIND_STREAM_K_NARROW;
   /* The epilogue stages O with stmatrix.x4 (two 8-column blocks per instruction,
    * attn_fwd_epilogue.cuh): +1.4–2.7 % at 1k keys. Not for the 3-consumer instance, whose
    * 128-register budget made ptxas spill 4 bytes (in the mask code) with it: it keeps one
@@ -160,9 +175,6 @@ struct attn_fwd_tile {
    * instance (112 registers) spilled 12 bytes without it; d128 with 128-key blocks spilled 4
    * with it, so the others keep them in registers. */
   static constexpr bool EPILOGUE_REREADS_JOB = Consumers == 4;
-  /* The stream-K tail of uniform grids (attn_fwd_stream_k.cuh): a kernel of its own
-   * (ATTN_FWD_STREAM_K_INSTANCES). */
-  static constexpr bool STREAM_K = StreamK;
   /* The rows' full sums and 1/l (attn_softmax_normalizer) and their LSE (attn_softmax_lse)
    * computed while the tile's last P·V runs rather than after it: the rows are final once the
    * last softmax is done, and this is a chain of shuffles, a reciprocal and a logarithm that
@@ -175,11 +187,11 @@ struct attn_fwd_tile {
   static constexpr bool EARLY_LSE = !(HeadDim == 128 && BlockN == 128);
   /* ... except the 4-consumer stream-K kernel, whose 112-register consumers spilled 28–40 bytes
    * with the runtime choice: it ends every tile's rows in the epilogue. */
-  static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && StreamK);
+  static constexpr bool WHOLE_TILE_ROWS_END_IN_LOOP = !(Consumers == 4 && STREAM_K);
   /* A tile's first P·V overwrites O (wgmma accumulate = 0) instead of O being zeroed in the
    * key loop's set-up, one move per accumulator; the 3-consumer stream-K kernel (128 registers)
    * spilled 16 bytes without the zeroing, so it keeps it. */
-  static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && StreamK;
+  static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && STREAM_K;
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
@@ -196,6 +208,20 @@ struct attn_fwd_tile {
   static constexpr int PV_STEPS = BLOCK_N / K_PER_WGMMA;  /* O += P·V: k-steps over the keys */
   static constexpr int S_ACCUMULATORS = BLOCK_N / 2;      /* fp32 per thread of a 64 × BLOCK_N wgmma */
   static constexpr int O_ACCUMULATORS = HeadDimV / 2;
+  /* Mixed-width key loop (attn_fwd_narrow_blocks): the d128 160-key instance runs the last b
+   * blocks of a sequence of L = a · BLOCK_N + b · NARROW_N keys NARROW_N wide (b < BLOCK_N /
+   * NARROW_STEP), so a length that is a multiple of NARROW_STEP (with a ≥ 0) needs neither a
+   * padded nor a masked last block: 4096 = 24 · 160 + 2 · 128, 8192 = 48 · 160 + 4 · 128. The
+   * producer still loads BLOCK_N rows per slot (at the narrow blocks' key offsets); the narrow
+   * S wgmma reads the slot's first NARROW_N rows, the narrow P·V its first NARROW_PV_STEPS. */
+  /* (its plain kernel and its narrow stream-K kernel; the other stream-K kernel has none) */
+  static constexpr bool NARROW_TAIL =
+      HeadDim == 128 && HeadDimV == 128 && BlockN == 160 && Consumers == 2 && Kind != ATTN_FWD_KIND_STREAM_K;
+  static_assert(Kind != ATTN_FWD_KIND_STREAM_K_NARROW || NARROW_TAIL, "a narrow stream-K kernel of the d128 160-key instance only");
+  static constexpr int NARROW_N = 128;
+  static constexpr int NARROW_STEP = NARROW_TAIL ? BLOCK_N - NARROW_N : 1; /* 32 */
+  static constexpr int NARROW_S_ACCUMULATORS = NARROW_N / 2;
+  static constexpr int NARROW_PV_STEPS = NARROW_N / K_PER_WGMMA;
 
   static constexpr uint32_t Q_BYTES = BLOCK_M * HeadDim * ELEMENT_BYTES;
   static constexpr uint32_t K_STAGE_BYTES = BLOCK_N * HeadDim * ELEMENT_BYTES;
@@ -227,7 +253,7 @@ struct attn_fwd_tile {
    * buffers, and the producer rewrites a slot as soon as its Q is released). */
   static constexpr uint32_t TWO_Q_BARRIER_BYTES = 2u * ATTN_FWD_SMEM_BARRIER_BYTES;
   static constexpr unsigned Q_STAGES =
-      !StreamK && !EPILOGUE_REREADS_JOB && HeadDim >= 128 &&
+      !STREAM_K && !EPILOGUE_REREADS_JOB && HeadDim >= 128 &&
               ATTN_FWD_SMEM_ALIGNMENT + 2u * Q_BYTES + STAGES * (K_STAGE_BYTES + V_STAGE_BYTES) + O_BYTES +
                       TWO_Q_BARRIER_BYTES <=
                   SMEM_BYTES_LIMIT

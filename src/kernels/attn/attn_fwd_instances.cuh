@@ -28,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/attn/attn_fwd_config.cuh"
 #include "kernels/attn/attn_fwd_params.cuh"
 #include "kernels/launch.h"
 
@@ -62,39 +63,52 @@
   X(128, 128, 160, 2)                  \
   X(256, 256, 80, 2)
 
-/* Position of an instance (plain, then with the stream-K tail) in the lists: with the dtype it
- * names the kernel in the handle's kernel-attribute cache (kernels/common/kernel_attributes.cuh). */
+/* ... and a third kernel, the stream-K one whose key loop ends sequences in narrow blocks
+ * (ATTN_FWD_KIND_STREAM_K_NARROW, attn_fwd_config.cuh): the launcher takes it for stream-K
+ * plans whose sequences have narrow blocks (split_kind in attn_fwd_launch.cu). */
+#define ATTN_FWD_STREAM_K_NARROW_INSTANCES(X) \
+  X(128, 128, 160, 2)
+
+/* Position of an instance's kernel (plain, with the stream-K tail, narrow stream-K) in the lists:
+ * with the dtype it names the kernel in the handle's kernel-attribute cache
+ * (kernels/common/kernel_attributes.cuh). */
 static __host__ __device__ constexpr int attn_fwd_instance_index(int head_dim, int head_dim_v, int block_n,
-                                                                 int consumers, bool stream_k) {
+                                                                 int consumers, int kind) {
   int index = 0;
-#define ATTN_FWD_INDEX(d, dv, n, c)                                                       \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && !stream_k) return index; \
+#define ATTN_FWD_INDEX_OF(d, dv, n, c, k)                                                            \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && kind == k) return index; \
   ++index;
+#define ATTN_FWD_INDEX(d, dv, n, c) ATTN_FWD_INDEX_OF(d, dv, n, c, ATTN_FWD_KIND_PLAIN)
+#define ATTN_FWD_INDEX_SK(d, dv, n, c) ATTN_FWD_INDEX_OF(d, dv, n, c, ATTN_FWD_KIND_STREAM_K)
+#define ATTN_FWD_INDEX_SKN(d, dv, n, c) ATTN_FWD_INDEX_OF(d, dv, n, c, ATTN_FWD_KIND_STREAM_K_NARROW)
   ATTN_FWD_INSTANCES(ATTN_FWD_INDEX)
-#undef ATTN_FWD_INDEX
-#define ATTN_FWD_INDEX_SK(d, dv, n, c)                                                    \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k) return index; \
-  ++index;
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_INDEX_SK)
+  ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_INDEX_SKN)
+#undef ATTN_FWD_INDEX
 #undef ATTN_FWD_INDEX_SK
+#undef ATTN_FWD_INDEX_SKN
+#undef ATTN_FWD_INDEX_OF
   return -1;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Kind>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context);
 
-#define ATTN_FWD_EXTERN_KIND(d, dv, n, c, sk)                                                                        \
-  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+#define ATTN_FWD_EXTERN_KIND(d, dv, n, c, kind)                                                                       \
+  extern template cudaError_t attn_fwd_launch_kernel<0, d, dv, n, c, kind>(const attn_fwd_params&, int, cudaStream_t, \
                                                                          const fc_cuda_context*);                   \
-  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c, sk>(const attn_fwd_params&, int, cudaStream_t, \
+  extern template cudaError_t attn_fwd_launch_kernel<1, d, dv, n, c, kind>(const attn_fwd_params&, int, cudaStream_t, \
                                                                          const fc_cuda_context*);
-#define ATTN_FWD_EXTERN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, false)
-#define ATTN_FWD_EXTERN_SK(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, true)
+#define ATTN_FWD_EXTERN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_KIND_PLAIN)
+#define ATTN_FWD_EXTERN_SK(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_KIND_STREAM_K)
+#define ATTN_FWD_EXTERN_SKN(d, dv, n, c) ATTN_FWD_EXTERN_KIND(d, dv, n, c, ATTN_FWD_KIND_STREAM_K_NARROW)
 ATTN_FWD_INSTANCES(ATTN_FWD_EXTERN)
 ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_EXTERN_SK)
+ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_EXTERN_SKN)
 #undef ATTN_FWD_EXTERN
 #undef ATTN_FWD_EXTERN_SK
+#undef ATTN_FWD_EXTERN_SKN
 #undef ATTN_FWD_EXTERN_KIND
 
 #endif

@@ -55,11 +55,11 @@ static __device__ __forceinline__ bool attn_fwd_settle_piece(const attn_fwd_para
   return true;
 }
 
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
-__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::THREADS,
-                                  attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>::CTAS_PER_SM)
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Kind>
+__global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Kind>::THREADS,
+                                  attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Kind>::CTAS_PER_SM)
     attn_fwd_kernel(const __grid_constant__ attn_fwd_params params) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Kind>;
   extern __shared__ uint8_t attn_smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(attn_smem_raw) + ATTN_FWD_SMEM_ALIGNMENT - 1) &
                                              ~static_cast<uintptr_t>(ATTN_FWD_SMEM_ALIGNMENT - 1));
@@ -177,13 +177,13 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
 }
 
 /* Sets the kernel's shared-memory limit once per handle (kernel_attributes.cuh) and launches. */
-template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, bool StreamK>
+template <int Input, int HeadDim, int HeadDimV, int BlockN, int Consumers, int Kind>
 cudaError_t attn_fwd_launch_kernel(const attn_fwd_params& params, int grid, cudaStream_t stream,
                                    const fc_cuda_context* context) {
-  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
-  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers, StreamK>;
+  using T = attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consumers, Kind>;
+  auto kernel = attn_fwd_kernel<Input, HeadDim, HeadDimV, BlockN, Consumers, Kind>;
   constexpr int smem_bytes = static_cast<int>(T::SMEM_BYTES);
-  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers, StreamK);
+  constexpr int INSTANCE = attn_fwd_instance_index(HeadDim, HeadDimV, BlockN, Consumers, Kind);
   constexpr int KERNEL_ID = KERNEL_ATTRIBUTE_ID_ATTN_FWD_FIRST + 2 * INSTANCE + Input;
   static_assert(INSTANCE >= 0 && KERNEL_ID < KERNEL_ATTRIBUTE_ID_END,
                 "attention kernel ids");

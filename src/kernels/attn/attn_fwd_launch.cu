@@ -211,6 +211,14 @@ int block_widths(int head_dim, int head_dim_v, int consumers, int page_size, int
   return count;
 }
 
+/* May the key loop end a sequence with narrow blocks (attn_fwd_params::narrow_tail; the kernel
+ * also needs the NARROW_TAIL instance and a length that is a multiple of its NARROW_STEP)? Only
+ * without masks (their blocks' key positions are BLOCK_N apart) and without pages (whose boxes
+ * start at multiples of BLOCK_N). */
+bool narrow_tail_allowed(const fc_attn_problem* p) {
+  return !has_window(p) && p->page_table == NULL;
+}
+
 /* The key-block width for (d, d_v), the consumer count, the keys a row attends to (`keys`), the
  * most keys up to which the narrowest width is taken (`narrow_up_to`:
  * masked_narrow_max_attended_keys) and the page size (0: not paged), among block_widths; 0 when
@@ -309,22 +317,43 @@ bool stream_k_built(int head_dim, int head_dim_v, int block_n, int consumers) {
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_MATCH)
   return false;
 }
+
+bool stream_k_narrow_built(int head_dim, int head_dim_v, int block_n, int consumers) {
+  ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_MATCH)
+  return false;
+}
 #undef ATTN_FWD_MATCH
 
-/* The kernel for (dtype, d, d_v, BLOCK_N, consumers), with or without the stream-K tail, or
- * NULL when it is not built. */
+/* The kernel kind for problem p under plan (p, plan.stream_k): plain without the stream-K tail;
+ * with it, the narrow stream-K kernel where one is built and p's sequences end in narrow blocks
+ * (a length that is a multiple of NARROW_STEP but not of BLOCK_N, attn_fwd_key_map_of), else
+ * the stream-K kernel without narrow blocks: the narrow kernel ran those 2 % slower (2560 × 6,
+ * H200, 25th session). */
+int kind_for(const fc_attn_problem* p, int block_n, int consumers, bool stream_k) {
+  if (!stream_k) return ATTN_FWD_KIND_PLAIN;
+  using T = attn_fwd_tile<128, 128, 160, 2, ATTN_FWD_KIND_STREAM_K_NARROW>;
+  const bool narrow = stream_k_narrow_built(p->head_dim, p->head_dim_v, block_n, consumers) && narrow_tail_allowed(p) &&
+                      block_n == T::BLOCK_N && p->seqlen_k % T::NARROW_STEP == 0 && p->seqlen_k % T::BLOCK_N != 0;
+  return narrow ? ATTN_FWD_KIND_STREAM_K_NARROW : ATTN_FWD_KIND_STREAM_K;
+}
+
+/* The kernel for (dtype, d, d_v, BLOCK_N, consumers) of kind `kind` (attn_fwd_kind), or NULL
+ * when it is not built. */
 attn_fwd_launcher launcher_for(flashc_dtype dtype, int head_dim, int head_dim_v, int block_n, int consumers,
-                               bool stream_k) {
+                               int kind) {
   const int bf16 = dtype == FLASHC_DTYPE_BF16;
-#define ATTN_FWD_PICK_KIND(d, dv, n, c, sk)                                                                       \
-  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && stream_k == sk)                      \
-    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, sk> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, sk>;
-#define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, false)
-#define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, true)
+#define ATTN_FWD_PICK_KIND(d, dv, n, c, k)                                                                        \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c && kind == k)                           \
+    return bf16 ? attn_fwd_launch_kernel<ATTN_INPUT_BF16, d, dv, n, c, k> : attn_fwd_launch_kernel<ATTN_INPUT_F16, d, dv, n, c, k>;
+#define ATTN_FWD_PICK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_KIND_PLAIN)
+#define ATTN_FWD_PICK_SK(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_KIND_STREAM_K)
+#define ATTN_FWD_PICK_SKN(d, dv, n, c) ATTN_FWD_PICK_KIND(d, dv, n, c, ATTN_FWD_KIND_STREAM_K_NARROW)
   ATTN_FWD_INSTANCES(ATTN_FWD_PICK)
   ATTN_FWD_STREAM_K_INSTANCES(ATTN_FWD_PICK_SK)
+  ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_PICK_SKN)
 #undef ATTN_FWD_PICK
 #undef ATTN_FWD_PICK_SK
+#undef ATTN_FWD_PICK_SKN
 #undef ATTN_FWD_PICK_KIND
   return nullptr;
 }
@@ -808,6 +837,7 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   params.window_left = p->window_left;
   params.window_right = p->window_right;
   params.zero_v_tail = varlen_k || p->seqused_k != NULL || paged; /* a page's rows past seqlen_k: unused cache */
+  params.narrow_tail = narrow_tail_allowed(p);
 
   if (params.tile_count == 0) return FLASHC_STATUS_SUCCESS;
   const workspace_layout layout = workspace_layout_for(p, plan);
@@ -850,7 +880,8 @@ extern "C" flashc_status fc_attn_fwd_hopper_run(const fc_attn_problem* p, const 
   }
 #endif
   /* The plan's grid: the stream-K runs were cut for exactly this many CTAs. */
-  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.consumers, plan.stream_k.on)(
+  const int kind = kind_for(p, block_n, plan.consumers, plan.stream_k.on);
+  const cudaError_t error = launcher_for(p->dtype, p->head_dim, p->head_dim_v, block_n, plan.consumers, kind)(
       params, static_cast<int>(plan.grid), static_cast<cudaStream_t>(stream), context);
   if (error != cudaSuccess)
     return fc_fail(FLASHC_STATUS_CUDA_ERROR, "attention forward launch failed: %s", cudaGetErrorString(error));

@@ -118,6 +118,55 @@ constexpr uint32_t attn_fwd_q_releases() { return T::CONSUMER_THREADS; }
 /* Producer                                                                             */
 /* ------------------------------------------------------------------------------------ */
 
+/* A key block's width as a type: NARROW_N keys (true) or BLOCK_N (false). */
+template <bool Narrow>
+struct attn_fwd_narrow_tag {
+  static constexpr bool value = Narrow;
+};
+
+/* The S accumulators and P fragments a block of width `Width` uses: all, or for a narrow block
+ * the prefixes of NARROW_S_ACCUMULATORS and NARROW_PV_STEPS. */
+template <class T, class Width>
+static __device__ __forceinline__ decltype(auto) attn_fwd_block_scores(float (&s)[T::S_ACCUMULATORS], Width) {
+  if constexpr (Width::value) return reinterpret_cast<float(&)[T::NARROW_S_ACCUMULATORS]>(s);
+  else return (s);
+}
+template <class T, class Width>
+static __device__ __forceinline__ decltype(auto) attn_fwd_block_p(uint32_t (&p)[T::PV_STEPS][4], Width) {
+  if constexpr (Width::value) return reinterpret_cast<uint32_t(&)[T::NARROW_PV_STEPS][4]>(p);
+  else return (p);
+}
+
+/* Where key block n of a sequence starts (attn_fwd_tile::NARROW_TAIL): blocks [0, wide) are
+ * BLOCK_N keys from n · BLOCK_N, blocks from `wide` on NARROW_N keys after them; wide = INT_MAX
+ * when the sequence has no narrow blocks. The producer and the consumers derive it alike from
+ * the sequence's length. */
+template <class T>
+struct attn_fwd_key_map {
+  int wide;
+  __device__ __forceinline__ bool narrow(int n) const { return n >= wide; }
+  __device__ __forceinline__ int key0(int n) const {
+    return n <= wide ? n * T::BLOCK_N : wide * T::BLOCK_N + (n - wide) * T::NARROW_N;
+  }
+};
+
+/* The key map of a sequence of seqlen_k keys: L = a · BLOCK_N + b · NARROW_N with b narrow
+ * blocks, b = ((BLOCK_N − L mod BLOCK_N) mod BLOCK_N) / NARROW_STEP, where L is a multiple of
+ * NARROW_STEP and a ≥ 0 (a + b = ⌈L / BLOCK_N⌉, the block count attn_fwd_key_blocks gives);
+ * only for unmasked, unpaged problems (attn_fwd_params::narrow_tail). */
+template <class T>
+static __device__ __forceinline__ attn_fwd_key_map<T> attn_fwd_key_map_of(const attn_fwd_params& p, int seqlen_k) {
+  attn_fwd_key_map<T> map = {INT_MAX};
+  if constexpr (T::NARROW_TAIL) {
+    if (p.narrow_tail && seqlen_k % T::NARROW_STEP == 0) {
+      const int blocks = (seqlen_k + T::BLOCK_N - 1) / T::BLOCK_N;
+      const int narrow = (T::BLOCK_N - seqlen_k % T::BLOCK_N) % T::BLOCK_N / T::NARROW_STEP;
+      if (narrow > 0 && narrow <= blocks) map.wide = blocks - narrow;
+    }
+  }
+  return map;
+}
+
 /* Loads the BLOCK_N rows of K or V starting at `row` into the next slot of its ring; with
  * paged KV, key block `key0` of sequence `batch` page by page (attn_fwd_params.page_table). */
 template <int Blocks, int BoxInner, uint32_t StageBytes, uint32_t BlockBytes, int BlockN, int Stages>
@@ -166,15 +215,16 @@ static __device__ __forceinline__ void attn_fwd_produce(const attn_fwd_params& p
   auto produce_job = [&](const attn_fwd_tile_coord& tile, const attn_fwd_sequence& seq, int first, int end,
                          int piece) {
     const int kv_head = tile.kv_head;
+    const attn_fwd_key_map<T> keys = attn_fwd_key_map_of<T>(p, seq.seqlen_k);
     auto load_k = [&](int n) {
+      const int key0 = keys.key0(n);
       attn_fwd_load_kv<T::QK_BLOCKS, T::QK_BOX_INNER, T::K_STAGE_BYTES, T::K_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
-          p, &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
-          seq.k_batch);
+          p, &p.map_k, sm.k, sm.k_full, sm.k_empty, k_position, seq.k_row0 + key0, key0, kv_head, seq.k_batch);
     };
     auto load_v = [&](int n) {
+      const int key0 = keys.key0(n);
       attn_fwd_load_kv<T::V_BLOCKS, T::V_BOX_INNER, T::V_STAGE_BYTES, T::V_BLOCK_BYTES, T::BLOCK_N, T::STAGES>(
-          p, &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + n * T::BLOCK_N, n * T::BLOCK_N, kv_head,
-          seq.k_batch);
+          p, &p.map_v, sm.v, sm.v_full, sm.v_empty, v_position, seq.k_row0 + key0, key0, kv_head, seq.k_batch);
     };
     if (T::Q_STAGES == 1 && end > first) load_k(end - 1);
     const unsigned q_stage = T::q_stage(q_count);
@@ -273,36 +323,36 @@ static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint
 /* S = Q·Kᵀ for this consumer's 64 rows (issue only), from the descriptors of Q and of the K
  * slot at k = 0; each k-step moves them by a compile-time offset (smem_desc_advance_low), so
  * the issue sequence is wgmmas and 32-bit adds, not re-encoded descriptors. */
-template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[T::S_ACCUMULATORS], uint64_t desc_q0,
+template <int Input, class T, int Accumulators>
+static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[Accumulators], uint64_t desc_q0,
                                                          uint64_t desc_k0) {
+  /* (Accumulators < S_ACCUMULATORS: a narrow block, the slot's first 2 · Accumulators rows;
+   * the slot keeps its BLOCK_N-row layout) */
 #pragma unroll
   for (int step = 0; step < T::QK_STEPS; ++step) {
     const uint64_t desc_q = smem_desc_advance_low(desc_q0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_M, step * 32u));
     const uint64_t desc_k = smem_desc_advance_low(desc_k0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_N, step * 32u));
-    attn_wgmma_ss<Input, T::S_ACCUMULATORS, 0>(s, desc_q, desc_k, step > 0 ? 1u : 0u);
+    attn_wgmma_ss<Input, Accumulators, 0>(s, desc_q, desc_k, step > 0 ? 1u : 0u);
   }
 }
 
 /* O += P·V (issue only) from the descriptor of the V slot at key 0; V is MN-major (contiguous
  * along d_v). accumulate = 0 (the tile's first P·V) makes it O = P·V: O is never zeroed. */
-template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_issue_pv(float (&o)[T::O_ACCUMULATORS],
-                                                         const uint32_t (&p)[T::PV_STEPS][4], uint64_t desc_v0,
-                                                         uint32_t accumulate) {
+template <int Input, class T, int Steps>
+static __device__ __forceinline__ void attn_fwd_issue_pv(float (&o)[T::O_ACCUMULATORS], const uint32_t (&p)[Steps][4],
+                                                         uint64_t desc_v0, uint32_t accumulate) {
 #pragma unroll
-  for (int step = 0; step < T::PV_STEPS; ++step) {
+  for (int step = 0; step < Steps; ++step) {
     const uint64_t desc_v = smem_desc_advance_low(desc_v0, smem_mn_major_offset(T::V_SWIZZLE, step * T::K_PER_WGMMA));
     attn_wgmma_rs<Input, T::O_ACCUMULATORS>(o, p[step], desc_v, step == 0 ? accumulate : 1u);
   }
 }
 
 /* P (fp32 in the S fragment) → 16-bit A fragments of P·V, one per k-step of 16 keys. */
-template <int Input, class T>
-static __device__ __forceinline__ void attn_fwd_pack_p(uint32_t (&p)[T::PV_STEPS][4],
-                                                       const float (&s)[T::S_ACCUMULATORS]) {
+template <int Input, int Steps>
+static __device__ __forceinline__ void attn_fwd_pack_p(uint32_t (&p)[Steps][4], const float (&s)[8 * Steps]) {
 #pragma unroll
-  for (int step = 0; step < T::PV_STEPS; ++step)
+  for (int step = 0; step < Steps; ++step)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const float low = s[8 * step + 2 * i], high = s[8 * step + 2 * i + 1];
@@ -485,37 +535,51 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   const uint64_t desc_k_slot0 = uniform_u64(smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0));
   const uint64_t desc_v_slot0 = uniform_u64(smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0));
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;
-  /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail). */
+  /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail) — not with
+   * narrow blocks (attn_fwd_key_map_of): the sequence's length is then exact, so no block is
+   * padded or masked. */
+  const attn_fwd_key_map<T> keys = attn_fwd_key_map_of<T>(p, seq.seqlen_k);
+  const bool has_narrow = keys.wide != INT_MAX;
   const int tail_rows = seq.seqlen_k - (end - 1) * T::BLOCK_N;
-  const bool zero_tail = p.zero_v_tail && tail_rows < T::BLOCK_N;
+  const bool zero_tail = p.zero_v_tail && tail_rows < T::BLOCK_N && !has_narrow;
 
   /* Which key blocks need masks, computed once per tile (attn_fwd_masked_blocks); an instance
    * without windows (attn_fwd_tile::WINDOWS) masks only the seqlen_k tail. */
-  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
+  attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
+  if (has_narrow) masked.from = INT_MAX; /* (narrow_tail: unmasked problems only) */
 
   float s[T::S_ACCUMULATORS];
   uint32_t pfrag[T::PV_STEPS][4];
   float o_scale[2];
   bool o_rescale = false; /* O must be multiplied by o_scale before the next P·V */
 
-  auto scores_to_p = [&](int n) {
-    if (p.softcap > 0.0f) attn_softcap(s, p.softcap_input_scale, p.softcap);
-    if (masked.contains(n))
-      attn_fwd_apply_mask<T::BLOCK_N, T::WINDOWS>(s, p, seq, row0, n * T::BLOCK_N, thread);
+  auto s_of = [&](auto width) -> decltype(auto) { return attn_fwd_block_scores<T>(s, width); };
+  auto p_of = [&](auto width) -> decltype(auto) { return attn_fwd_block_p<T>(pfrag, width); };
+  auto scores_to_p = [&](int n, auto width) {
+    auto& scores = s_of(width);
+    if (p.softcap > 0.0f) attn_softcap(scores, p.softcap_input_scale, p.softcap);
+    if constexpr (!decltype(width)::value) {
+      if (masked.contains(n))
+        attn_fwd_apply_mask<T::BLOCK_N, T::WINDOWS>(s, p, seq, row0, n * T::BLOCK_N, thread);
+    }
     o_rescale = attn_softmax_step<T::CONDITIONAL_RESCALE, T::SOFTMAX_MAX_TREE, T::SOFTMAX_SPLIT_SUM>(
-        s, rows, p.softmax_scale_log2, o_scale);
+        scores, rows, p.softmax_scale_log2, o_scale);
   };
+  /* The blocks' widths as arguments of the sections below (only the NARROW_TAIL instance has
+   * narrow blocks). */
+  constexpr attn_fwd_narrow_tag<false> wide_block{};
+  constexpr attn_fwd_narrow_tag<true> narrow_block{};
 
   attn_fwd_stamp(state.timeline, ATTN_EVENT_PROLOGUE);
   /* First block: S only. */
-  {
+  auto first_block = [&](auto width) {
     const int stage = attn_fwd_uniform_stage(state.k_position);
     mbarrier_wait_parity(&sm.k_full[stage], state.k_position.phase);
     wgmma_fence_operand(s);
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
+    attn_fwd_issue_qk<Input, T>(s_of(width), desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
@@ -526,12 +590,18 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_release_k<T>(sm, stage, first == end - 1);
     if (first == end - 1) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
-    scores_to_p(end - 1);
+    scores_to_p(end - 1, width);
     /* O holds nothing until the tile's first P·V overwrites it (accumulate = 0): nothing to
      * rescale. */
     o_rescale = false;
     attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
-    attn_fwd_pack_p<Input, T>(pfrag, s);
+    attn_fwd_pack_p<Input>(p_of(width), s_of(width));
+  };
+  if constexpr (T::NARROW_TAIL) {
+    if (keys.narrow(end - 1)) first_block(narrow_block);
+    else first_block(wide_block);
+  } else {
+    first_block(wide_block);
   }
 
   /* Only the loop's first P·V (or the last-block section's) reads block end − 1's V: its tail
@@ -544,7 +614,8 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
   }
 
-  for (int n = end - 2; n >= first; --n) {
+  /* S_n at block n's width, P_{n+1}·V_{n+1} at block n + 1's. */
+  auto loop_block = [&](int n, auto s_width, auto pv_width) {
     const int k_stage = attn_fwd_uniform_stage(state.k_position), v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.k_full[k_stage], state.k_position.phase);
     wgmma_fence_operand(s);
@@ -554,7 +625,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s, desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
+    attn_fwd_issue_qk<Input, T>(s_of(s_width), desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
     wgmma_commit_group();
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
@@ -562,7 +633,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     if (o_rescale) attn_rescale_rows(o, o_scale);
     wgmma_fence_operand(o);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
+    attn_fwd_issue_pv<Input, T>(o, p_of(pv_width), smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
                                 n == end - 2 ? 0u : 1u);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
@@ -573,7 +644,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_release_k<T>(sm, k_stage, n == first);
     if (n == first) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
-    scores_to_p(n);
+    scores_to_p(n, s_width);
     attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_SOFTMAX);
     wgmma_wait_group<0>();
@@ -581,11 +652,19 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_stamp(state.timeline, ATTN_EVENT_PV_READY);
     attn_fwd_release(&sm.v_empty[v_stage]);
     ring_advance<T::STAGES>(state.v_position);
-    attn_fwd_pack_p<Input, T>(pfrag, s); /* o_scale waits for the next block, under its S */
+    attn_fwd_pack_p<Input>(p_of(s_width), s_of(s_width)); /* o_scale waits for the next block, under its S */
+  };
+  int n = end - 2;
+  if constexpr (T::NARROW_TAIL) {
+    /* the narrow blocks are the last ones: (narrow, narrow) pairs, one (wide, narrow), then the
+     * plain loop */
+    for (; n >= first && keys.narrow(n); --n) loop_block(n, narrow_block, narrow_block);
+    if (n >= first && keys.narrow(n + 1)) loop_block(n--, wide_block, narrow_block);
   }
+  for (; n >= first; --n) loop_block(n, wide_block, wide_block);
 
   /* Last block: P·V only. */
-  {
+  auto last_block = [&](auto width) {
     const int v_stage = attn_fwd_uniform_stage(state.v_position);
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     if (zero_tail && first == end - 1) attn_fwd_zero_v_tail<T>(sm.v + v_stage * T::V_STAGE_BYTES, tail_rows, consumer_thread);
@@ -594,7 +673,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_pv<Input, T>(o, pfrag, smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
+    attn_fwd_issue_pv<Input, T>(o, p_of(width), smem_desc_advance_low(desc_v_slot0, v_stage * T::V_STAGE_BYTES),
                                 first == end - 1 ? 0u : 1u);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
@@ -609,7 +688,11 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     }
     ring_advance<T::STAGES>(state.v_position);
     return T::O_IN_V_SLOT ? v_stage : -1;
+  };
+  if constexpr (T::NARROW_TAIL) {
+    if (keys.narrow(first)) return last_block(narrow_block);
   }
+  return last_block(wide_block);
 }
 
 #endif

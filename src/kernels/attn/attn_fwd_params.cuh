@@ -76,6 +76,10 @@ struct attn_fwd_params {
    * cache (cu_seqlens_k / seqused_k): they are zeroed in shared memory before P·V, since
    * P = 0 there but 0 · NaN is NaN. Without them TMA zero-fills past the tensor's end. */
   int zero_v_tail;
+  /* The key loop of an unmasked, unpaged sequence whose length is a multiple of
+   * attn_fwd_tile::NARROW_STEP runs its last key blocks NARROW_N wide instead of padding and
+   * masking a partial last block (attn_fwd_narrow_blocks); 0 off. */
+  int narrow_tail;
   /* Paged KV (page_table != NULL): map_k / map_v are (d, page_size rows, heads, pages) and a
    * key block is loaded as BLOCK_N / kv_box_rows boxes of kv_box_rows rows, each from the page
    * the table names (kv_box_rows = min(page_size, BLOCK_N); the launcher picks a BLOCK_N that

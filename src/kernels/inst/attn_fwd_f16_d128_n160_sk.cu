@@ -6,5 +6,5 @@
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_F16, 128, 128, 160, 2, true>(const attn_fwd_params&, int,
+template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_F16, 128, 128, 160, 2, ATTN_FWD_KIND_STREAM_K>(const attn_fwd_params&, int,
                                                                                cudaStream_t, const fc_cuda_context*);

@@ -6,5 +6,5 @@
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_F16, 96, 96, 128, 2, false>(const attn_fwd_params&, int,
+template cudaError_t attn_fwd_launch_kernel<ATTN_INPUT_F16, 96, 96, 128, 2, ATTN_FWD_KIND_PLAIN>(const attn_fwd_params&, int,
                                                                                cudaStream_t, const fc_cuda_context*);

@@ -3,7 +3,7 @@
 unit per Hopper attention forward instance (input dtype x head dims x key-block width, and the
 stream-K tail's kernels), so a
 parallel build compiles them side by side, and removes stale ones. The list must match
-ATTN_FWD_INSTANCES in src/kernels/attn/attn_fwd_instances.cuh. Run from anywhere:
+ATTN_FWD_INSTANCES in src/kernels/attn/attn_fwd_instances.cuh (and its two stream-K lists). Run from anywhere:
 python3 gen_attn_fwd_inst.py"""
 import glob
 import os
@@ -12,6 +12,12 @@ INSTANCES = [(64, 64, 128, 2), (64, 64, 192, 2), (64, 64, 112, 3), (64, 64, 64, 
              (192, 192, 112, 2), (256, 256, 64, 2), (256, 256, 80, 2)]
 # Also built with the stream-K tail (ATTN_FWD_STREAM_K_INSTANCES): file suffix _sk.
 STREAM_K_INSTANCES = [(64, 64, 112, 3), (64, 64, 64, 4), (128, 128, 160, 2), (256, 256, 80, 2)]
+# And as the narrow-tail stream-K kernel (ATTN_FWD_STREAM_K_NARROW_INSTANCES): suffix _skn.
+STREAM_K_NARROW_INSTANCES = [(128, 128, 160, 2)]
+KINDS = {0: ("", "ATTN_FWD_KIND_PLAIN", ""),
+         1: ("_sk", "ATTN_FWD_KIND_STREAM_K", ", with the stream-K tail (attn_fwd_stream_k.cuh)"),
+         2: ("_skn", "ATTN_FWD_KIND_STREAM_K_NARROW",
+             ", with the stream-K tail and narrow last key blocks (attn_fwd_tile::NARROW_TAIL)")}
 DTYPES = [("f16", "ATTN_INPUT_F16"), ("bf16", "ATTN_INPUT_BF16")]
 
 TEMPLATE = """/*
@@ -22,7 +28,7 @@ TEMPLATE = """/*
  */
 #include "kernels/attn/attn_fwd_kernel.cuh"
 
-template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}, {n}, {c}, {sk}>(const attn_fwd_params&, int,
+template cudaError_t attn_fwd_launch_kernel<{input}, {d}, {dv}, {n}, {c}, {kind}>(const attn_fwd_params&, int,
                                                                                cudaStream_t, const fc_cuda_context*);
 """
 
@@ -32,12 +38,13 @@ def main():
     for stale in glob.glob(os.path.join(here, "attn_fwd_*.cu")):
         os.remove(stale)
     for dtype, input_kind in DTYPES:
-        for (d, dv, n, c), sk in [(i, False) for i in INSTANCES] + [(i, True) for i in STREAM_K_INSTANCES]:
+        for (d, dv, n, c), kind in ([(i, 0) for i in INSTANCES] + [(i, 1) for i in STREAM_K_INSTANCES] +
+                                    [(i, 2) for i in STREAM_K_NARROW_INSTANCES]):
+            suffix, kind_name, tail = KINDS[kind]
             name = (f"attn_fwd_{dtype}_d{d}" + (f"_v{dv}" if dv != d else "") + f"_n{n}" + (f"_c{c}" if c != 2 else "") +
-                    ("_sk" if sk else "") + ".cu")
-            text = TEMPLATE.format(name=name, dtype=dtype, d=d, dv=dv, n=n, c=c, input=input_kind,
-                                   sk="true" if sk else "false",
-                                   tail=", with the stream-K tail (attn_fwd_stream_k.cuh)" if sk else "")
+                    suffix + ".cu")
+            text = TEMPLATE.format(name=name, dtype=dtype, d=d, dv=dv, n=n, c=c, input=input_kind, kind=kind_name,
+                                   tail=tail)
             with open(os.path.join(here, name), "w") as f:
                 f.write(text)
 
