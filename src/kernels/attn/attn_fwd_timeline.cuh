@@ -27,7 +27,8 @@ struct attn_fwd_timeline {
 static __device__ __forceinline__ attn_fwd_timeline attn_fwd_timeline_open(const attn_fwd_params& p,
                                                                            int consumer_thread) {
   attn_fwd_timeline t;
-  const bool records = p.timeline != nullptr && blockIdx.x == 0 && consumer_thread % 32 == 0;
+  /* FLASHC_ATTN_TIMELINE=2: the CTA spans only (attn_fwd_timeline.h) */
+  const bool records = FLASHC_ATTN_TIMELINE == 1 && p.timeline != nullptr && blockIdx.x == 0 && consumer_thread % 32 == 0;
   t.entries = records ? p.timeline + (consumer_thread / 32) * ATTN_FWD_TIMELINE_CAPACITY : nullptr;
   t.count = 0;
   return t;

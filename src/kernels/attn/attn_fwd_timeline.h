@@ -7,7 +7,9 @@
  * clock64() << 4 | event, in the order the warp passed the events; unused entries stay 0. The
  * entries are the last ATTN_FWD_TIMELINE_BYTES of the call's workspace (the launcher adds them
  * to the workspace size and clears them before the launch). Other builds record nothing and
- * their workspace has no such tail.
+ * their workspace has no such tail. FLASHC_ATTN_TIMELINE=2 writes only the CTA spans below: CTA
+ * 0's stamps slow it, and the CTAs that merge its stream-K partials wait for it, so the grid's
+ * end spread is measured without them (docs/NOTES-attn-fwd.md, 26th session).
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_TIMELINE_H
 #define FLASHC_KERNELS_ATTN_FWD_TIMELINE_H
