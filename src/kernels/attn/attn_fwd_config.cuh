@@ -222,6 +222,16 @@ struct attn_fwd_tile {
   static constexpr int NARROW_STEP = NARROW_TAIL ? BLOCK_N - NARROW_N : 1; /* 32 */
   static constexpr int NARROW_S_ACCUMULATORS = NARROW_N / 2;
   static constexpr int NARROW_PV_STEPS = NARROW_N / K_PER_WGMMA;
+  /* The narrow blocks b a sequence of seqlen_k keys ends in, 0 when it has none: L = a · BLOCK_N
+   * + b · NARROW_N with b = ((BLOCK_N − L mod BLOCK_N) mod BLOCK_N) / NARROW_STEP for L a
+   * multiple of NARROW_STEP and a ≥ 0 (a + b = ⌈L / BLOCK_N⌉ blocks). One rule for the kernel's
+   * key map (attn_fwd_key_map_of) and the launcher's kernel choice (kind_for). */
+  static __host__ __device__ constexpr int narrow_blocks(int seqlen_k) {
+    if (!NARROW_TAIL || seqlen_k % NARROW_STEP != 0) return 0;
+    const int blocks = (seqlen_k + BLOCK_N - 1) / BLOCK_N;
+    const int narrow = (BLOCK_N - seqlen_k % BLOCK_N) % BLOCK_N / NARROW_STEP;
+    return narrow <= blocks ? narrow : 0;
+  }
 
   static constexpr uint32_t Q_BYTES = BLOCK_M * HeadDim * ELEMENT_BYTES;
   static constexpr uint32_t K_STAGE_BYTES = BLOCK_N * HeadDim * ELEMENT_BYTES;

@@ -65,7 +65,7 @@
 
 /* ... and a third kernel, the stream-K one whose key loop ends sequences in narrow blocks
  * (ATTN_FWD_KIND_STREAM_K_NARROW, attn_fwd_config.cuh): the launcher takes it for stream-K
- * plans whose sequences have narrow blocks (split_kind in attn_fwd_launch.cu). */
+ * plans whose sequences have narrow blocks (kind_for in attn_fwd_launch.cu). */
 #define ATTN_FWD_STREAM_K_NARROW_INSTANCES(X) \
   X(128, 128, 160, 2)
 

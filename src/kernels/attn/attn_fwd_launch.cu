@@ -318,22 +318,28 @@ bool stream_k_built(int head_dim, int head_dim_v, int block_n, int consumers) {
   return false;
 }
 
-bool stream_k_narrow_built(int head_dim, int head_dim_v, int block_n, int consumers) {
-  ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_MATCH)
-  return false;
-}
 #undef ATTN_FWD_MATCH
 
+/* The narrow blocks a sequence of seqlen_k keys ends in on the narrow stream-K kernel of (d, d_v,
+ * BLOCK_N, consumers) (attn_fwd_tile::narrow_blocks, the kernel's own rule); 0 when that kernel
+ * is not built. */
+int stream_k_narrow_blocks(int head_dim, int head_dim_v, int block_n, int consumers, int seqlen_k) {
+#define ATTN_FWD_NARROW_BLOCKS(d, dv, n, c)                                  \
+  if (head_dim == d && head_dim_v == dv && block_n == n && consumers == c) \
+    return attn_fwd_tile<d, dv, n, c, ATTN_FWD_KIND_STREAM_K_NARROW>::narrow_blocks(seqlen_k);
+  ATTN_FWD_STREAM_K_NARROW_INSTANCES(ATTN_FWD_NARROW_BLOCKS)
+#undef ATTN_FWD_NARROW_BLOCKS
+  return 0;
+}
+
 /* The kernel kind for problem p under plan (p, plan.stream_k): plain without the stream-K tail;
- * with it, the narrow stream-K kernel where one is built and p's sequences end in narrow blocks
- * (a length that is a multiple of NARROW_STEP but not of BLOCK_N, attn_fwd_key_map_of), else
- * the stream-K kernel without narrow blocks: the narrow kernel ran those 2 % slower (2560 × 6,
- * H200, 25th session). */
+ * with it, the narrow stream-K kernel where one is built and p's sequences end in narrow blocks,
+ * else the stream-K kernel without narrow blocks: the narrow kernel ran those 2 % slower
+ * (2560 × 6, H200, 25th session). */
 int kind_for(const fc_attn_problem* p, int block_n, int consumers, bool stream_k) {
   if (!stream_k) return ATTN_FWD_KIND_PLAIN;
-  using T = attn_fwd_tile<128, 128, 160, 2, ATTN_FWD_KIND_STREAM_K_NARROW>;
-  const bool narrow = stream_k_narrow_built(p->head_dim, p->head_dim_v, block_n, consumers) && narrow_tail_allowed(p) &&
-                      block_n == T::BLOCK_N && p->seqlen_k % T::NARROW_STEP == 0 && p->seqlen_k % T::BLOCK_N != 0;
+  const bool narrow = narrow_tail_allowed(p) &&
+                      stream_k_narrow_blocks(p->head_dim, p->head_dim_v, block_n, consumers, p->seqlen_k) > 0;
   return narrow ? ATTN_FWD_KIND_STREAM_K_NARROW : ATTN_FWD_KIND_STREAM_K;
 }
 

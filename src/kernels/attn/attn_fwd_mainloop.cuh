@@ -150,10 +150,12 @@ struct attn_fwd_key_map {
   }
 };
 
-/* The key map of a sequence of seqlen_k keys: L = a · BLOCK_N + b · NARROW_N with b narrow
- * blocks, b = ((BLOCK_N − L mod BLOCK_N) mod BLOCK_N) / NARROW_STEP, where L is a multiple of
- * NARROW_STEP and a ≥ 0 (a + b = ⌈L / BLOCK_N⌉, the block count attn_fwd_key_blocks gives);
- * only for unmasked, unpaged problems (attn_fwd_params::narrow_tail). */
+/* The key map of a sequence of seqlen_k keys: its last attn_fwd_tile::narrow_blocks(seqlen_k)
+ * blocks narrow, of the ⌈L / BLOCK_N⌉ attn_fwd_key_blocks gives; only for unmasked, unpaged
+ * problems (attn_fwd_params::narrow_tail). The rule is written out here rather than calling
+ * narrow_blocks, which the launcher's kernel choice calls: the same arithmetic through that call
+ * moved ptxas's schedule in both 160-key kernels (sass_diff: +8 instructions in the narrow
+ * stream-K one, and wgmmas serialized, C7511, with the call inside the narrow_tail test). */
 template <class T>
 static __device__ __forceinline__ attn_fwd_key_map<T> attn_fwd_key_map_of(const attn_fwd_params& p, int seqlen_k) {
   attn_fwd_key_map<T> map = {INT_MAX};
