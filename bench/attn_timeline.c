@@ -85,8 +85,9 @@ static int compare_u64(const void* a, const void* b) {
 }
 
 /* The CTA area (attn_fwd_timeline.h): when the CTAs started and ended against the first start,
- * and how much of the grid's span the SMs were busy — the grid's start-up and tail. CTA 0 is
- * shown apart: its stamps slow it (~20 % at d128), so it ends last for that reason alone. */
+ * and how much of the grid's span the SMs were busy — the grid's start-up and tail. With events
+ * (cta0_stamped) CTA 0 is shown apart: its stamps slow it, and the CTAs merging its stream-K
+ * partials with it; a spans-only build counts it like the others. */
 static void print_cta_spans(const uint64_t* raw, int cta0_stamped) {
   const uint64_t* area = raw + ATTN_FWD_TIMELINE_CTA_AREA;
   uint64_t starts[ATTN_FWD_TIMELINE_CTAS], ends[ATTN_FWD_TIMELINE_CTAS];
