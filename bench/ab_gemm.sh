@@ -24,7 +24,7 @@ if [ "${1:-}" = "--pack" ]; then
   mkdir -p .carry
   files=("$build/bench/bench_gemm")
   for t in gpu_gemm gpu_gemm_portable; do [ -x "$build/tests/gpu/$t" ] && files+=("$build/tests/gpu/$t"); done
-  tar cf - --transform 's,.*/,,' "${files[@]}" | xz -T2 -6 > ".carry/gemm-$name.tar.xz"
+  tar cf - -P --transform 's,.*/,,' "${files[@]}" | xz -T2 -6 > ".carry/gemm-$name.tar.xz"
   ls -la ".carry/gemm-$name.tar.xz"
   exit 0
 fi
