@@ -547,8 +547,11 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
 
   /* Which key blocks need masks, computed once per tile (attn_fwd_masked_blocks); an instance
    * without windows (attn_fwd_tile::WINDOWS) masks only the seqlen_k tail. */
-  attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
-  if (has_narrow) masked.from = INT_MAX; /* (narrow_tail: unmasked problems only) */
+  /* With narrow blocks nothing is masked and no override is needed: the length is
+   * a · BLOCK_N + b · NARROW (b ≥ 1), the wide blocks are 0 .. a − 1, all below masked.from =
+   * ⌊length / BLOCK_N⌋ ≥ a; narrow blocks never take the mask (their width is a compile-time
+   * constant), and narrow_tail is set only without windows (docs/NOTES-attn-fwd.md, 27th). */
+  const attn_fwd_masked_blocks masked = attn_fwd_masked_blocks_of<T::BLOCK_M, T::BLOCK_N, T::WINDOWS>(p, seq, m0);
 
   float s[T::S_ACCUMULATORS];
   uint32_t pfrag[T::PV_STEPS][4];
