@@ -18,7 +18,8 @@
  *                [--stream-k auto|on|off] [--ab-tile-n W] [--ab-stream-k auto|on|off]
  * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
  * instead of the heuristic, to compare widths on the same shapes; --min-m / --max-m keep shapes with M ≥ / ≤ M.
- * --stream-k forces the Hopper stream-K schedule on or off (fc_cuda_context.gemm_hopper_stream_k).
+ * --stream-k forces the stream-K schedule of the Hopper path and the portable path's stream-K tail on or
+ * off (fc_cuda_context.gemm_hopper_stream_k, .gemm_portable_stream_k).
  * --ab-tile-n / --ab-stream-k time flashc a second time per shape with those settings (variant B,
  * alternating launch by launch with variant A, on the same buffers) and add the columns B and B/A.
  */
@@ -285,6 +286,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
       const int variant = player == PLAYER_FLASHC_B;
       ctx->handle->cuda.gemm_hopper_block_n = ctx->tile_n[variant];
       ctx->handle->cuda.gemm_hopper_stream_k = ctx->stream_k[variant];
+      ctx->handle->cuda.gemm_portable_stream_k = ctx->stream_k[variant];
       p.a = ai;
       p.b = bi;
       flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
@@ -335,7 +337,8 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   return medians[0];
 }
 
-/* --stream-k / --ab-stream-k: on → 1, off → -1, auto → 0 (fc_cuda_context.gemm_hopper_stream_k). */
+/* --stream-k / --ab-stream-k: on → 1, off → -1, auto → 0 (fc_cuda_context.gemm_hopper_stream_k and
+ * .gemm_portable_stream_k). */
 static int stream_k_mode(const char* text) { return !strcmp(text, "on") ? 1 : !strcmp(text, "off") ? -1 : 0; }
 
 int main(int argc, char** argv) {

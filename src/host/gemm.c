@@ -52,6 +52,7 @@ static flashc_status choose_gemm_family(const fc_cuda_context* context, const fc
 static size_t gemm_family_workspace(gemm_family family, const fc_cuda_context* context,
                                     const fc_gemm_problem* problem) {
   if (family == GEMM_HOPPER) return fc_gemm_hopper_workspace_size(problem, context);
+  if (family == GEMM_PORTABLE) return fc_gemm_portable_workspace_size(problem, context);
   return 0;
 }
 
@@ -61,7 +62,7 @@ static flashc_status run_gemm_family(gemm_family family, const fc_cuda_context* 
     case GEMM_HOPPER:
       return fc_gemm_hopper_run(problem, context, workspace, stream);
     case GEMM_PORTABLE:
-      return fc_gemm_portable_run(problem, context, stream);
+      return fc_gemm_portable_run(problem, context, workspace, stream);
     default:
       return fc_gemm_fallback_run(problem, context, stream);
   }

@@ -44,6 +44,10 @@ typedef struct fc_cuda_context {
                               handle) */
   int gemm_hopper_stream_k; /* 0: stream-K where the cost model predicts a gain; 1: wherever the
                                tiles leave a partial last round; -1: never (tests, benchmarks) */
+  int gemm_portable_stream_k; /* the portable GEMM's stream-K tail (gemm_portable_stream_k.cuh): 0
+                                 where the cost model predicts a gain; 1 the 128 × 256 tile on every
+                                 problem and the tail wherever its grid leaves a partial wave (B
+                                 column-major, one batch); -1 never (tests, benchmarks) */
   int attn_stream_k;        /* the attention forward's stream-K tail (attn_fwd_stream_k.cuh): 0 where
                                the cost model predicts a gain; 1 wherever a uniform grid leaves a
                                partial last round; -1 never (tests, benchmarks) */
@@ -89,7 +93,9 @@ flashc_status fc_gemm_hopper_run(const fc_gemm_problem* problem, const fc_cuda_c
 /* GEMM, portable cp.async + mma.sync (src/kernels/gemm/, files named _sm80.cu; sm_80 and newer). */
 flashc_status fc_gemm_portable_check(const fc_gemm_problem* problem, const fc_cuda_context* context,
                                      fc_reason* why_not);
-flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* stream);
+size_t fc_gemm_portable_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context);
+flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* workspace,
+                                   void* stream);
 
 /* GEMM, the fallback that takes any problem the validation accepts (any alignment, any
  * dtype the GPU takes): correct, not fast. Used when neither path above can run. */

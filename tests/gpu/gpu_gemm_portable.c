@@ -10,6 +10,11 @@
  * written inside the matrices, untouched in the padding. Also: a forced portable run that
  * the path cannot take (lda not a multiple of 8) must fail with NOT_SUPPORTED, and the same
  * problem with algo AUTO must still succeed (fallback).
+ * Stream-K (gemm_portable_stream_k.cuh): a third of the random cases and a section of their
+ * own force it (fc_cuda_context.gemm_portable_stream_k = 1: the 128×256 tile on any problem,
+ * its few tiles split by k-slices over every SM — up to a dozen pieces per tile, empty runs,
+ * runs crossing a tile's end), a third turn it off; the section covers every layout (B
+ * row-major and batches have no tail and run whole tiles on the large tile).
  *
  *   ./build/tests/gpu/gpu_gemm_portable [random cases] [--layouts-only]   (FLASHC_TEST_SEED=n reproduces)
  * Exit 77 without a CUDA device.
@@ -22,6 +27,7 @@
 
 #include "flashc.h"
 #include "gpu_test_util.h"
+#include "host/handle.h"
 #include "oracle.h"
 
 
@@ -38,6 +44,7 @@ typedef struct gemm_case {
   flashc_activation activation;
   int padded_ld;
   int scales;
+  int stream_k; /* fc_cuda_context.gemm_portable_stream_k: 0 cost model, 1 forced, -1 off */
 } gemm_case;
 
 /* A host operand (logical elements random, padding poison) and its device copy. */
@@ -135,14 +142,15 @@ static int run_case(gemm_case c, test_rng* rng) {
   if (c.scales) p.scale_a = &scales_host[0], p.scale_b = &scales_host[1];
   p.algo = FLASHC_GEMM_ALGO_PORTABLE;
 
-  char description[300];
-  snprintf(description, sizeof description, "portable %s->%s m%d n%d k%d batch %d A%s B%s CD%s alpha %.3g beta %.3g%s%s%s%s%s%s",
+  char description[320];
+  snprintf(description, sizeof description, "portable %s->%s m%d n%d k%d batch %d A%s B%s CD%s alpha %.3g beta %.3g%s%s%s%s%s%s%s",
            test_dtype_name(c.in_dtype), test_dtype_name(c.out_dtype), m, n, k, c.batch, layout_name(c.a_layout),
            layout_name(c.b_layout), layout_name(c.cd_layout), (double)p.alpha, (double)p.beta,
            c.c_mode == 2 ? " C=D" : (c.c_mode == 1 ? " C" : ""),
            c.broadcast == 1 ? " bcast-A" : c.broadcast == 2 ? " bcast-B" : c.broadcast == 3 && c.c_mode == 1 ? " bcast-C" : "",
            c.bias ? " bias" : "", c.activation == FLASHC_ACTIVATION_RELU ? " relu" : c.activation == FLASHC_ACTIVATION_GELU ? " gelu" : "",
-           c.padded_ld ? " padded-ld" : "", c.scales ? " scales" : "");
+           c.padded_ld ? " padded-ld" : "", c.scales ? " scales" : "",
+           c.stream_k > 0 ? " stream-K forced" : c.stream_k < 0 ? " stream-K off" : "");
 
   double* ref = malloc(sizeof(double) * (size_t)d.count);
   double* same = malloc(sizeof(double) * (size_t)d.count);
@@ -157,11 +165,13 @@ static int run_case(gemm_case c, test_rng* rng) {
   pd.bias = bias_device;
   if (c.scales) pd.scale_a = scales_device, pd.scale_b = scales_device + 1;
   size_t bytes = 0;
+  g_handle->cuda.gemm_portable_stream_k = c.stream_k; /* the size query and the run see the same plan */
   flashc_status status = flashc_gemm_workspace_size(g_handle, &pd, &bytes);
   void* workspace = NULL;
   if (status == FLASHC_STATUS_SUCCESS && bytes) CUDA_CHECK(cudaMalloc(&workspace, bytes));
   if (status == FLASHC_STATUS_SUCCESS) status = flashc_gemm(g_handle, &pd, workspace, bytes, NULL);
   if (status == FLASHC_STATUS_SUCCESS) CUDA_CHECK(cudaDeviceSynchronize());
+  g_handle->cuda.gemm_portable_stream_k = 0;
   char summary[128] = "";
   if (status != FLASHC_STATUS_SUCCESS) {
     test_print_status("flashc_gemm", status);
@@ -283,6 +293,7 @@ int main(int argc, char** argv) {
       c.cd_layout = (flashc_layout)((layouts >> 2) & 1);
       c.in_dtype = t ? FLASHC_DTYPE_BF16 : FLASHC_DTYPE_FP16;
       bound_cost(&c, 2e7);
+      if (t) c.stream_k = 1; /* also under the sanitizers (--layouts-only) */
       run_case(c, &rng);
     }
   /* every size in each position */
@@ -338,11 +349,39 @@ int main(int argc, char** argv) {
       bound_cost(&c, 2e7);
       run_case(c, &rng);
     }
+  /* stream-K forced: every layout, slices per tile from 1 to 17 (runs of 0–2 slices: tiles in
+   * up to a dozen pieces), tails in m and n, C / bias / activations as drawn; and one problem
+   * whose large tiles fill more than a wave of SMs (whole tiles plus the tail) */
+  {
+    const int shapes[][3] = {{300, 515, 333}, {515, 300, 1031}, {129, 1300, 77}, {257, 513, 7}};
+    for (int s = 0; s < 4 && !layouts_only; ++s)
+      for (int layouts = 0; layouts < 4; ++layouts) {
+        test_rng rng = test_rng_make(seed, ++index);
+        gemm_case c = random_case(&rng);
+        c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.batch = 1;
+        c.a_layout = (flashc_layout)(layouts & 1);
+        c.b_layout = (flashc_layout)((layouts >> 1) & 1);
+        c.stream_k = 1;
+        run_case(c, &rng);
+      }
+    int sms = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    for (int model = 0; model < 2 && !layouts_only; ++model) {
+      test_rng rng = test_rng_make(seed, ++index);
+      gemm_case c = random_case(&rng);
+      /* sms + sms/2 large tiles (rows of 8 tiles), the last row and column partial */
+      c.m = ((sms + sms / 2 + 7) / 8) * 128 - 45, c.n = 8 * 256 - 99, c.k = 200, c.batch = 1;
+      c.b_layout = FLASHC_COL_MAJOR;
+      c.stream_k = model ? 0 : 1;
+      run_case(c, &rng);
+    }
+  }
   refusal_case();
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, ++index);
     gemm_case c = random_case(&rng);
     bound_cost(&c, 2e7);
+    c.stream_k = i % 3 == 1 ? 1 : i % 3 == 2 ? -1 : 0;
     run_case(c, &rng);
   }
   flashc_destroy(g_handle);

@@ -19,10 +19,17 @@ extern "C" flashc_status fc_gemm_portable_check(const fc_gemm_problem* problem, 
   return FLASHC_STATUS_NOT_SUPPORTED;
 }
 
-extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda_context* context,
-                                              void* stream) {
+extern "C" size_t fc_gemm_portable_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context) {
   (void)problem;
   (void)context;
+  return 0;
+}
+
+extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* problem, const fc_cuda_context* context,
+                                              void* workspace, void* stream) {
+  (void)problem;
+  (void)context;
+  (void)workspace;
   (void)stream;
   return fc_fail(FLASHC_STATUS_NOT_SUPPORTED,
                  "this build of flashc has no portable GEMM (configured with -DFLASHC_PORTABLE_GEMM=OFF)");

@@ -102,6 +102,15 @@ struct gemm_portable_tile {
 using gemm_portable_tile_128x256 = gemm_portable_tile<128, 256, 64, 2, 4, 3>;
 using gemm_portable_tile_128x128 = gemm_portable_tile<128, 128, 32, 2, 2, 4>;
 
+/* Whether a kernel has the stream-K tail (gemm_portable_stream_k.cuh): the tile that runs one
+ * block per SM (the one the launcher picks when the tiles fill the SMs; the small tile is for
+ * problems with fewer tiles, where a partial wave is all there is), with B K-major (B
+ * column-major: a linear layer's weight). Host and device ask the same question. */
+template <class Tile>
+constexpr bool gemm_portable_has_stream_k(bool b_k_major) {
+  return Tile::MIN_BLOCKS_PER_SM == 1 && b_k_major;
+}
+
 /* Grid swizzle: blocks run in groups of GROUP_M tile rows, column by column inside a group,
  * so the blocks resident at one time share A row panels and B column panels in L2. */
 constexpr int GEMM_PORTABLE_GROUP_M = 8;
@@ -126,6 +135,14 @@ struct gemm_portable_args {
   int bias_per_row;  /* bias indexed by D's row (after a host swap) instead of its column */
   int quad_access;   /* D, C and a per-column bias allow 4-element vector accesses at columns
                         n0 + 4j (gemm_portable_epilogue.cuh) */
+  /* The stream-K tail (gemm_portable_stream_k.cuh; all 0 / NULL without it): blocks
+   * [0, sk_ctas) split the tiles [dp_tiles, tiles) by k-slices, blocks from sk_ctas on take
+   * whole tiles 0 .. dp_tiles − 1. Only for a single batch. */
+  int sk_ctas, dp_tiles;
+  int run_length, run_rest; /* stream-K slices I = run_length · sk_ctas + run_rest */
+  float* partials;          /* sk_ctas slots of BLOCK_M × BLOCK_N fp32 (fragment order) */
+  uint64_t* flags;          /* sk_ctas words, raised = tag */
+  uint64_t tag;             /* this launch's (fc_launch_tag) */
 };
 
 /* One launcher per (input dtype, tile) translation unit; each covers the four operand

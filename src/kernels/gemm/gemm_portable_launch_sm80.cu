@@ -12,7 +12,8 @@
  *
  * Heuristic: the 128×256 tile (8 warps, 144 KB, one block per SM) when the problem has at
  * least one such tile per SM; else the 128×128 tile (4 warps, 64 KB, two blocks per SM), which
- * doubles the tiles on small problems.
+ * doubles the tiles on small problems. The 128×256 grid of a single batch ends in a stream-K
+ * tail where plan_stream_k predicts a saving; its workspace is fc_gemm_portable_workspace_size.
  *
  * Checked by tests/gpu/gpu_gemm_portable.c (and the algo = PORTABLE cases of tests/gpu/gpu_gemm.c).
  */
@@ -41,10 +42,86 @@ gemm_portable_tile_id choose_tile(const fc_gemm_problem* p, const fc_cuda_contex
   const int64_t large_tiles = static_cast<int64_t>(ceil_div(p->m, gemm_portable_tile_128x256::BLOCK_M)) *
                               ceil_div(p->n, gemm_portable_tile_128x256::BLOCK_N) * p->batch_count;
   const bool large_fits = context->shared_memory_per_block_optin >= static_cast<size_t>(gemm_portable_tile_128x256::SHARED_BYTES);
-  return large_fits && large_tiles >= context->sm_count ? GEMM_PORTABLE_TILE_128x256 : GEMM_PORTABLE_TILE_128x128;
+  /* Stream-K forced (tests): the large tile on any problem, so that small problems split
+   * their few tiles over every SM — many pieces per tile, empty runs — and check the hand-over. */
+  const bool forced = context->gemm_portable_stream_k > 0;
+  return large_fits && (large_tiles >= context->sm_count || forced) ? GEMM_PORTABLE_TILE_128x256
+                                                                   : GEMM_PORTABLE_TILE_128x128;
+}
+
+int64_t k_tiles_of(const fc_gemm_problem* p, gemm_portable_tile_id tile) {
+  const int block_k = tile == GEMM_PORTABLE_TILE_128x256 ? gemm_portable_tile_128x256::BLOCK_K
+                                                         : gemm_portable_tile_128x128::BLOCK_K;
+  return (p->k + block_k - 1) / block_k;
+}
+
+/* The stream-K tail (gemm_portable_stream_k.cuh). Without it the grid's last wave holds
+ * rest = tiles % SMs tiles and takes a whole tile's time (k_tiles slices); with it every SM
+ * runs ceil(rest · k_tiles / SMs) slices plus the hand-over — publishing a 128 KB fp32 tile to
+ * L2, collecting it, a second pipeline fill — which STREAM_K_HANDOVER_SLICES counts in slice
+ * times. Predicted 3–5 (a slice is ~1.2 µs at 8192³ on the H200, a 128 KB tile moves through
+ * L2 in ~1 µs each way, plus a fill); measured on the H200 (28th session, bench_gemm --algo
+ * portable --stream-k on --ab-stream-k off, fp16, alternating launches) the savings fit 9–15:
+ * 4096³ forced on −0.8 % (the model, 57 + H against 64 slices, keeps it off), 8192³ +1.7 to
+ * +2.2 %, 4096 × {14336 × 4096, 4096 × 14336, 28672 × 8192, 8192 × 28672} +0.8 / +1.3 / +2.0 /
+ * +2.5 %. With 12 and the 0.5 % floor the model turns on exactly those that gained. */
+constexpr int64_t STREAM_K_HANDOVER_SLICES = 12;
+constexpr double STREAM_K_MIN_GAIN = 0.005;
+constexpr size_t STREAM_K_ALIGNMENT = 256;
+
+struct stream_k_plan {
+  bool on;
+  int64_t sk_ctas, dp_tiles, iterations; /* iterations: slices of the stream-K tiles, end to end */
+};
+
+stream_k_plan plan_stream_k(const fc_gemm_problem* p, gemm_portable_tile_id tile, const fc_cuda_context* context) {
+  const int64_t tiles = static_cast<int64_t>(ceil_div(p->m, gemm_portable_tile_128x256::BLOCK_M)) *
+                        ceil_div(p->n, gemm_portable_tile_128x256::BLOCK_N);
+  stream_k_plan plan = {false, 0, tiles, 0};
+  const int mode = context->gemm_portable_stream_k;
+  /* Only the kernels with the tail (gemm_portable_has_stream_k), and only for one batch (grid.y). */
+  const bool b_k_major = p->b_layout == FLASHC_COL_MAJOR;
+  if (mode < 0 || tile != GEMM_PORTABLE_TILE_128x256 ||
+      !gemm_portable_has_stream_k<gemm_portable_tile_128x256>(b_k_major) || p->batch_count != 1)
+    return plan;
+  const int64_t sms = fc_sm_count(context);
+  const int64_t k_tiles = k_tiles_of(p, tile);
+  const int64_t full_waves = tiles / sms, rest = tiles % sms;
+  /* The device's run arithmetic stays in 32 bits. */
+  const int64_t int_max = 0x7fffffff;
+  if (rest == 0 || k_tiles <= 0 || sms * sms > int_max || rest * k_tiles > int_max || tiles + sms > int_max)
+    return plan;
+  const int64_t spread = (rest * k_tiles + sms - 1) / sms + STREAM_K_HANDOVER_SLICES;
+  const double partial_wave_time = static_cast<double>((full_waves + 1) * k_tiles);
+  if (mode == 0 && static_cast<double>(k_tiles - spread) < STREAM_K_MIN_GAIN * partial_wave_time) return plan;
+  plan.on = true;
+  plan.sk_ctas = sms;
+  plan.dp_tiles = full_waves * sms;
+  plan.iterations = rest * k_tiles;
+  return plan;
+}
+
+/* The workspace of a stream-K launch: one fp32 tile per stream-K block, then the flags. */
+struct stream_k_workspace {
+  size_t partial_bytes, flag_bytes, total;
+};
+
+stream_k_workspace stream_k_workspace_for(const stream_k_plan& plan) {
+  stream_k_workspace w = {0, 0, 0};
+  if (!plan.on) return w;
+  constexpr size_t TILE_FLOATS =
+      static_cast<size_t>(gemm_portable_tile_128x256::BLOCK_M) * gemm_portable_tile_128x256::BLOCK_N;
+  w.partial_bytes = static_cast<size_t>(plan.sk_ctas) * TILE_FLOATS * sizeof(float);
+  w.flag_bytes = static_cast<size_t>(plan.sk_ctas) * sizeof(uint64_t);
+  w.total = w.partial_bytes + w.flag_bytes + STREAM_K_ALIGNMENT; /* room to align the start */
+  return w;
 }
 
 }  // namespace
+
+extern "C" size_t fc_gemm_portable_workspace_size(const fc_gemm_problem* p, const fc_cuda_context* context) {
+  return stream_k_workspace_for(plan_stream_k(p, choose_tile(p, context), context)).total;
+}
 
 extern "C" flashc_status fc_gemm_portable_check(const fc_gemm_problem* p, const fc_cuda_context* context,
                                                 fc_reason* why_not) {
@@ -89,7 +166,8 @@ extern "C" flashc_status fc_gemm_portable_check(const fc_gemm_problem* p, const 
   return FLASHC_STATUS_SUCCESS;
 }
 
-extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc_cuda_context* context, void* stream) {
+extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc_cuda_context* context,
+                                              void* workspace, void* stream) {
   const gemm_portable_tile_id tile = choose_tile(p, context);
   const int block_m = tile == GEMM_PORTABLE_TILE_128x256 ? gemm_portable_tile_128x256::BLOCK_M
                                                          : gemm_portable_tile_128x128::BLOCK_M;
@@ -118,6 +196,24 @@ extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc
   args.activation = p->activation;
   args.bias_per_row = p->bias_per_row;
   args.quad_access = fc_gemm_epilogue_quads_ok(p, args.stride_d, args.stride_c); /* tiles start at 4-column multiples */
+  /* Without stream-K one block per tile of the chosen shape (plan.dp_tiles counts 128 × 256
+   * tiles, the only shape with the tail). */
+  const stream_k_plan plan = plan_stream_k(p, tile, context);
+  args.dp_tiles = args.tiles_m * args.tiles_n;
+  if (plan.on) {
+    args.dp_tiles = static_cast<int>(plan.dp_tiles);
+    const stream_k_workspace layout = stream_k_workspace_for(plan);
+    if (!workspace)
+      return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "portable GEMM: no workspace (%zu bytes needed for stream-K)",
+                     layout.total);
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(workspace) + STREAM_K_ALIGNMENT - 1) & ~(STREAM_K_ALIGNMENT - 1);
+    args.partials = reinterpret_cast<float*>(base);
+    args.flags = reinterpret_cast<uint64_t*>(base + layout.partial_bytes);
+    args.tag = fc_launch_tag(context);
+    args.sk_ctas = static_cast<int>(plan.sk_ctas);
+    args.run_length = static_cast<int>(plan.iterations / plan.sk_ctas);
+    args.run_rest = static_cast<int>(plan.iterations % plan.sk_ctas);
+  }
 
   const bool a_k_major = p->a_layout == FLASHC_ROW_MAJOR; /* A is m×k: row-major = k contiguous */
   const bool b_k_major = p->b_layout == FLASHC_COL_MAJOR; /* B is k×n: column-major = k contiguous */
