@@ -17,6 +17,9 @@
  * once per tile — and the H200 spent 26 % of the kernel's warp samples in it, most of them
  * waiting for instruction fetch (ncu, bf16 8192³, 2026-11-30). The loop here is a few
  * hundred instructions per output dtype.
+ * A plain tile (no C, bias or activation, wholly inside D, quads allowed, 16-bit D) takes a
+ * loop of its own in step 2 (gemm_portable_write_plain_tile): the general loop's per-element options cost
+ * ~90 instructions per quad even when unused.
  * Quads (args.quad_access: D and C rows, batch strides and bases, and a per-column bias, all
  * 4-element aligned) are one vector access each; otherwise, and at the last columns of a row,
  * element by element. Rows ≥ m and columns ≥ n are never touched.
@@ -104,6 +107,36 @@ static __device__ __forceinline__ void gemm_portable_write_tile(const float* sta
   }
 }
 
+/* Step 2 for a plain tile — D = acc_scale · acc, no C, no bias, no activation, every row and
+ * column of the tile inside D, quads allowed: a load, four multiplies, a conversion and a
+ * store per quad. The general loop above spends ~90 instructions per quad on the epilogue's
+ * options even when none is set (16 % of the kernel's executed instructions at 4096³, ncu,
+ * H200); this one ~15. For 16-bit D only, and not unrolled: with an fp32 copy too, or
+ * unrolled by 2 or 4, ptxas (CUDA 13.0) spilled 4 bytes in the sm_80 kernel with A and B
+ * MN-major. */
+template <class Tile, int Out>
+static __device__ __forceinline__ void gemm_portable_write_plain_tile(const float* staging,
+                                                                      const gemm_portable_args& args, void* d, int m0,
+                                                                      int n0) {
+  constexpr int QUADS_PER_ROW = Tile::BLOCK_N / 4;
+  constexpr int ROWS_PER_PASS = Tile::THREADS / QUADS_PER_ROW;
+  constexpr int PASSES = Tile::BLOCK_M / ROWS_PER_PASS;
+  static_assert(Tile::THREADS % QUADS_PER_ROW == 0 && Tile::BLOCK_M % ROWS_PER_PASS == 0, "whole rows per pass");
+  const float acc_scale =
+      args.alpha * (args.scale_a ? *args.scale_a : 1.0f) * (args.scale_b ? *args.scale_b : 1.0f);
+  const int col_in_tile = static_cast<int>(threadIdx.x % QUADS_PER_ROW) * 4;
+  const int first_row = static_cast<int>(threadIdx.x / QUADS_PER_ROW);
+  const float* source = staging + first_row * Tile::STAGING_ROW_FLOATS + col_in_tile;
+  const int64_t d_first = static_cast<int64_t>(m0 + first_row) * args.ldd + n0 + col_in_tile;
+  const int64_t d_step = static_cast<int64_t>(ROWS_PER_PASS) * args.ldd;
+#pragma unroll 1
+  for (int pass = 0; pass < PASSES; ++pass) {
+    float4 x = *reinterpret_cast<const float4*>(source + pass * ROWS_PER_PASS * Tile::STAGING_ROW_FLOATS);
+    x.x *= acc_scale, x.y *= acc_scale, x.z *= acc_scale, x.w *= acc_scale;
+    gemm_store_quad<Out>(d, d_first + pass * d_step, x);
+  }
+}
+
 /* The whole epilogue. `shared` is the block's dynamic shared memory: the caller has drained
  * every cp.async and passed a barrier after the last ldmatrix, so the ring may be reused. */
 template <class Tile>
@@ -113,10 +146,19 @@ static __device__ __forceinline__ void gemm_portable_epilogue(const float (&acc)
   float* staging = reinterpret_cast<float*>(shared);
   gemm_portable_stage_accumulators<Tile>(acc, staging);
   __syncthreads();
-  /* The output dtype is switched on once per block, outside the element loop. */
+  /* The output dtype and the plain case are switched on once per block, outside the element
+   * loops. */
+  const bool plain = !c && !args.bias && args.activation == FLASHC_ACTIVATION_NONE && args.quad_access &&
+                     m0 + Tile::BLOCK_M <= args.m && n0 + Tile::BLOCK_N <= args.n;
   switch (args.d_dtype) {
-    case FLASHC_DTYPE_FP16: gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0); break;
-    case FLASHC_DTYPE_BF16: gemm_portable_write_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0); break;
+    case FLASHC_DTYPE_FP16:
+      if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, d, m0, n0);
+      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0);
+      break;
+    case FLASHC_DTYPE_BF16:
+      if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, d, m0, n0);
+      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0);
+      break;
     default: gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP32>(staging, args, c, d, m0, n0); break;
   }
 }
