@@ -14,7 +14,9 @@
  * own force it (fc_cuda_context.gemm_portable_stream_k = 1: the 128×256 tile on any problem,
  * its few tiles split by k-slices over every SM — up to a dozen pieces per tile, empty runs,
  * runs crossing a tile's end), a third turn it off; the section covers every layout (B
- * row-major and batches have no tail and run whole tiles on the large tile).
+ * row-major and batches have no tail and run whole tiles on the large tile). The plain
+ * epilogue (no C, bias or activation, 16-bit D, leading dimensions multiples of 8) has a
+ * section of its own in every layout.
  *
  *   ./build/tests/gpu/gpu_gemm_portable [random cases] [--layouts-only]   (FLASHC_TEST_SEED=n reproduces)
  * Exit 77 without a CUDA device.
@@ -376,6 +378,23 @@ int main(int argc, char** argv) {
       run_case(c, &rng);
     }
   }
+  /* the plain epilogue (gemm_portable_epilogue.cuh): no C, bias or activation, 16-bit D with
+   * leading dimensions that are multiples of 8 — interior tiles take the plain loop, the edge
+   * tiles of the same problem the general one; every layout, both 16-bit outputs, alpha and
+   * scales, half of them with stream-K forced */
+  for (int layouts = 0; layouts < 8 && !layouts_only; ++layouts)
+    for (int out = 0; out < 2; ++out) {
+      test_rng rng = test_rng_make(seed, ++index);
+      gemm_case c = random_case(&rng);
+      c.m = 392, c.n = 520, c.k = 200, c.batch = 1;
+      c.a_layout = (flashc_layout)(layouts & 1);
+      c.b_layout = (flashc_layout)((layouts >> 1) & 1);
+      c.cd_layout = (flashc_layout)((layouts >> 2) & 1);
+      c.out_dtype = out ? FLASHC_DTYPE_BF16 : FLASHC_DTYPE_FP16;
+      c.c_mode = 0, c.bias = 0, c.activation = FLASHC_ACTIVATION_NONE, c.padded_ld = 0;
+      c.stream_k = out ? 1 : 0;
+      run_case(c, &rng);
+    }
   refusal_case();
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, ++index);
