@@ -18,8 +18,8 @@
  * waiting for instruction fetch (ncu, bf16 8192³, 2026-11-30). The loop here is a few
  * hundred instructions per output dtype.
  * A plain tile (no C, bias or activation, wholly inside D, quads allowed, 16-bit D) takes a
- * loop of its own in step 2 (gemm_portable_write_plain_tile): the general loop's per-element options cost
- * ~90 instructions per quad even when unused.
+ * loop of its own in step 2 (gemm_portable_write_plain_tile): the general loop's per-element
+ * options cost ~90 instructions per quad even when unused.
  * Quads (args.quad_access: D and C rows, batch strides and bases, and a per-column bias, all
  * 4-element aligned) are one vector access each; otherwise, and at the last columns of a row,
  * element by element. Rows ≥ m and columns ≥ n are never touched.
