@@ -234,6 +234,21 @@ static void bound_cost(gemm_case* c, double limit) {
   }
 }
 
+/* Each of `count` shapes (m, n, k; one batch) in the four A/B layouts, the rest of the case
+ * drawn; stream_k as gemm_case.stream_k. */
+static void run_shapes_in_ab_layouts(const int (*shapes)[3], int count, int stream_k, uint64_t seed, uint64_t* index) {
+  for (int s = 0; s < count; ++s)
+    for (int layouts = 0; layouts < 4; ++layouts) {
+      test_rng rng = test_rng_make(seed, ++*index);
+      gemm_case c = random_case(&rng);
+      c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.batch = 1;
+      c.a_layout = (flashc_layout)(layouts & 1);
+      c.b_layout = (flashc_layout)((layouts >> 1) & 1);
+      c.stream_k = stream_k;
+      run_case(c, &rng);
+    }
+}
+
 /* A forced portable run must refuse what the path cannot take, and AUTO must still run it. */
 static void refusal_case(void) {
   const int m = 33, n = 40, k = 21; /* row-major A with lda = k = 21: rows not 16-byte aligned */
@@ -312,15 +327,7 @@ int main(int argc, char** argv) {
   /* several tiles with tails in every dimension: the large tile (many tiles) and the small */
   {
     const int shapes[][3] = {{1000, 1100, 333}, {2049, 1300, 77}, {255, 257, 1031}, {130, 5000, 24}};
-    for (int s = 0; s < 4 && !layouts_only; ++s)
-      for (int layouts = 0; layouts < 4; ++layouts) {
-        test_rng rng = test_rng_make(seed, ++index);
-        gemm_case c = random_case(&rng);
-        c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.batch = 1;
-        c.a_layout = (flashc_layout)(layouts & 1);
-        c.b_layout = (flashc_layout)((layouts >> 1) & 1);
-        run_case(c, &rng);
-      }
+    if (!layouts_only) run_shapes_in_ab_layouts(shapes, 4, 0, seed, &index);
   }
   /* C aliasing D; broadcasts over batches; bias and activations in each output dtype */
   for (int layout = 0; layout < 2 && !layouts_only; ++layout) {
@@ -356,16 +363,7 @@ int main(int argc, char** argv) {
    * whose large tiles fill more than a wave of SMs (whole tiles plus the tail) */
   {
     const int shapes[][3] = {{300, 515, 333}, {515, 300, 1031}, {129, 1300, 77}, {257, 513, 7}};
-    for (int s = 0; s < 4 && !layouts_only; ++s)
-      for (int layouts = 0; layouts < 4; ++layouts) {
-        test_rng rng = test_rng_make(seed, ++index);
-        gemm_case c = random_case(&rng);
-        c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.batch = 1;
-        c.a_layout = (flashc_layout)(layouts & 1);
-        c.b_layout = (flashc_layout)((layouts >> 1) & 1);
-        c.stream_k = 1;
-        run_case(c, &rng);
-      }
+    if (!layouts_only) run_shapes_in_ab_layouts(shapes, 4, 1, seed, &index);
     int sms = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     for (int model = 0; model < 2 && !layouts_only; ++model) {

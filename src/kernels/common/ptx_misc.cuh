@@ -406,6 +406,13 @@ static __device__ __forceinline__ int cta_index_unhoisted() {
   return cta;
 }
 
+/* blockIdx.y the same way (the portable GEMM's batch). mov.u32 %0, %ctaid.y; */
+static __device__ __forceinline__ uint32_t cta_index_y_unhoisted() {
+  uint32_t cta;
+  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(cta));
+  return cta;
+}
+
 /* The GPU's nanosecond clock, common to all SMs (for spans across CTAs and clock rates; clock64
  * counts the SM's own cycles).
  * mov.u64 %0, %globaltimer; */

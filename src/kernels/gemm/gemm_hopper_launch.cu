@@ -29,6 +29,7 @@
 #include "host/problem.h"
 #include "host/tensor_map.h"
 #include "kernels/gemm/gemm_hopper_kernel.cuh"
+#include "kernels/gemm/gemm_stream_k_plan.h"
 #include "kernels/launch.h"
 
 namespace {
@@ -58,47 +59,19 @@ struct tile_dims {
  * (The 13th session's 4 k-tiles and 2.3 % left those off.) */
 constexpr int64_t STREAM_K_HANDOVER_K_TILES = 12;
 constexpr double STREAM_K_MIN_GAIN = 0.005;
-constexpr size_t STREAM_K_ALIGNMENT = 256;
 
-struct stream_k_plan {
-  bool on;
-  int64_t dp_tiles;   /* whole tiles, round robin */
-  int64_t iterations; /* k-tiles of the stream-K tiles, laid end to end */
-};
-
-stream_k_plan plan_stream_k(int64_t tiles, int64_t k_tiles, const fc_cuda_context* context) {
-  const int64_t sms = fc_sm_count(context);
-  const int64_t full_rounds = tiles / sms, rest = tiles % sms;
-  stream_k_plan plan = {false, tiles, 0};
-  const int mode = context->gemm_hopper_stream_k;
-  /* The device's run arithmetic stays in 32 bits (gemm_hopper_scheduler.cuh). */
-  const int64_t int_max = 0x7fffffff;
-  if (mode < 0 || rest == 0 || k_tiles <= 0 || sms * sms > int_max || tiles + sms + rest * k_tiles > int_max)
-    return plan;
-  const int64_t spread = (rest * k_tiles + sms - 1) / sms + STREAM_K_HANDOVER_K_TILES;
-  const double whole_rounds_time = static_cast<double>((full_rounds + 1) * k_tiles);
-  if (mode == 0 && static_cast<double>(k_tiles - spread) < STREAM_K_MIN_GAIN * whole_rounds_time) return plan;
-  plan.on = true;
-  plan.dp_tiles = full_rounds * sms;
-  plan.iterations = rest * k_tiles;
-  return plan;
+gemm_stream_k_plan plan_stream_k(int64_t tiles, int64_t k_tiles, const fc_cuda_context* context) {
+  return gemm_stream_k_plan_for(tiles, k_tiles, fc_sm_count(context), context->gemm_hopper_stream_k,
+                                STREAM_K_HANDOVER_K_TILES, STREAM_K_MIN_GAIN);
 }
 
-/* The workspace of a stream-K launch: the partial tiles (one per consumer warpgroup and CTA),
- * then the flags. */
-struct stream_k_workspace {
-  size_t partial_bytes, flag_bytes, total;
-};
-
-stream_k_workspace stream_k_workspace_for(const stream_k_plan& plan, const tile_dims& tile,
-                                          const fc_cuda_context* context) {
-  stream_k_workspace w = {0, 0, 0};
-  if (!plan.on) return w;
+/* The workspace of a stream-K launch: a partial tile per CTA (one CTA per SM; each consumer
+ * warpgroup publishes its half), then a flag per consumer warpgroup and CTA. */
+gemm_stream_k_workspace stream_k_workspace_for(const gemm_stream_k_plan& plan, const tile_dims& tile,
+                                               const fc_cuda_context* context) {
   const size_t sms = static_cast<size_t>(fc_sm_count(context));
-  w.partial_bytes = sms * static_cast<size_t>(tile.block_m) * static_cast<size_t>(tile.block_n) * sizeof(float);
-  w.flag_bytes = sms * GEMM_HOPPER_CONSUMER_WARPGROUPS * sizeof(uint64_t);
-  w.total = w.partial_bytes + w.flag_bytes + STREAM_K_ALIGNMENT; /* room to align the start */
-  return w;
+  return gemm_stream_k_workspace_for(plan.on, sms, static_cast<size_t>(tile.block_m) * static_cast<size_t>(tile.block_n),
+                                     sms * GEMM_HOPPER_CONSUMER_WARPGROUPS);
 }
 
 int64_t k_tiles_of(const fc_gemm_problem* p, int block_k) { return (p->k + block_k - 1) / block_k; }
@@ -275,7 +248,8 @@ extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc
 
 extern "C" size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context) {
   const tile_dims tile = choose_tile(problem, context);
-  const stream_k_plan plan = plan_stream_k(tile_count_of(problem, tile), k_tiles_of(problem, tile.block_k), context);
+  const gemm_stream_k_plan plan =
+      plan_stream_k(tile_count_of(problem, tile), k_tiles_of(problem, tile.block_k), context);
   return stream_k_workspace_for(plan, tile, context).total;
 }
 
@@ -330,7 +304,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tiles_per_batch = s.tiles_m * s.tiles_n;
   s.tile_count = s.tiles_per_batch * p->batch_count;
   s.k_tiles = static_cast<int>(k_tiles_of(p, tile.block_k));
-  const stream_k_plan plan = plan_stream_k(s.tile_count, s.k_tiles, context);
+  const gemm_stream_k_plan plan = plan_stream_k(s.tile_count, s.k_tiles, context);
   s.dp_tiles = static_cast<int>(plan.dp_tiles);
   const int grid = plan.on || s.tile_count > context->sm_count ? context->sm_count : s.tile_count;
   s.run_length = static_cast<int>(plan.iterations / grid);
@@ -357,13 +331,11 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   cudaStream_t cuda_stream = static_cast<cudaStream_t>(stream);
   cudaError_t error;
   if (plan.on) {
-    const stream_k_workspace layout = stream_k_workspace_for(plan, tile, context);
+    const gemm_stream_k_workspace layout = stream_k_workspace_for(plan, tile, context);
     if (!workspace)
       return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "Hopper GEMM: no workspace (%zu bytes needed for stream-K)",
                      layout.total);
-    const uintptr_t base = (reinterpret_cast<uintptr_t>(workspace) + STREAM_K_ALIGNMENT - 1) & ~(STREAM_K_ALIGNMENT - 1);
-    params.stream_k.partials = reinterpret_cast<float*>(base);
-    params.stream_k.flags = reinterpret_cast<uint64_t*>(base + layout.partial_bytes);
+    gemm_stream_k_workspace_at(workspace, layout, &params.stream_k.partials, &params.stream_k.flags);
     params.stream_k.tag = fc_launch_tag(context);
   }
   const bool f16 = p->ab_dtype == FLASHC_DTYPE_FP16;

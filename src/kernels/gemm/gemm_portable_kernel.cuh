@@ -41,22 +41,6 @@ static __device__ __forceinline__ void block_tile_origin(const gemm_portable_arg
   n0 = (in_group / group_rows) * Tile::BLOCK_N;
 }
 
-/* %ctaid.x read through volatile asm: the compiler cannot merge it with the read before the
- * main loop, so the epilogue recomputes its tile origin instead of keeping (or spilling)
- * two registers through the loop, which already holds ~250. mov.u32 %0, %ctaid.x; */
-static __device__ __forceinline__ int block_index_x_reread() {
-  uint32_t x;
-  asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(x));
-  return static_cast<int>(x);
-}
-
-/* %ctaid.y (the batch) through volatile asm, for the same reason. mov.u32 %0, %ctaid.y; */
-static __device__ __forceinline__ int64_t batch_index_unhoisted() {
-  uint32_t y;
-  asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(y));
-  return static_cast<int64_t>(y);
-}
-
 /* This batch's C and D (D's element size follows its dtype; C has D's). */
 static __device__ __forceinline__ void batch_outputs(const gemm_portable_args& args, int64_t batch, const void*& c,
                                                      void*& d) {
@@ -99,9 +83,10 @@ __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
     block_tile_origin<Tile>(args, static_cast<int>(blockIdx.x), m0, n0);
     gemm_portable_mainloop<Tile, IsBf16, AKMajor, BKMajor>(acc, shared, a, args.lda, b, args.ldb, m0, n0, args.m,
                                                            args.n, args.k);
-    /* The tile origin again and this batch's C and D, computed after the main loop (nothing
-     * extra live through it). */
-    block_tile_origin<Tile>(args, block_index_x_reread(), m0, n0);
+    /* The tile origin again and this batch's C and D, computed after the main loop from a fresh
+     * read of the block index (cta_index_unhoisted): nothing extra is kept (or spilled) through
+     * the loop, which holds ~250 registers. */
+    block_tile_origin<Tile>(args, cta_index_unhoisted(), m0, n0);
     batch_outputs(args, batch, c, d);
     __syncthreads(); /* every warp's last ldmatrix is done: the epilogue reuses the ring */
     gemm_portable_epilogue<Tile>(acc, shared, args, c, d, m0, n0);
@@ -115,7 +100,7 @@ __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
     for (int unit = 0;; ++unit) {
       {
         const int cta = cta_index_unhoisted();
-        const int64_t unit_batch = batch_index_unhoisted();
+        const int64_t unit_batch = cta_index_y_unhoisted();
         const gemm_portable_work work = gemm_portable_unit(args, cta, unit, k_tiles);
         block_tile_origin<Tile>(args, work.tile, m0, n0);
         const int k_count = min(args.k, work.k_end * Tile::BLOCK_K) - work.k_begin * Tile::BLOCK_K;
@@ -134,7 +119,7 @@ __global__ void __launch_bounds__(Tile::THREADS, Tile::MIN_BLOCKS_PER_SM)
       } else {
         if (work.k_begin > 0) gemm_portable_collect<Tile>(args, cta, work, unit_k_tiles, acc);
         block_tile_origin<Tile>(args, work.tile, m0, n0);
-        batch_outputs(args, batch_index_unhoisted(), c, d);
+        batch_outputs(args, cta_index_y_unhoisted(), c, d);
         __syncthreads(); /* every warp's last ldmatrix is done: the epilogue reuses the ring */
         gemm_portable_epilogue<Tile>(acc, shared, args, c, d, m0, n0);
       }

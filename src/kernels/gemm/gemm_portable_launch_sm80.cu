@@ -25,6 +25,7 @@
 #include "host/error.h"
 #include "host/problem.h"
 #include "kernels/gemm/gemm_portable_config.cuh"
+#include "kernels/gemm/gemm_stream_k_plan.h"
 #include "kernels/launch.h"
 
 namespace {
@@ -67,60 +68,32 @@ int64_t k_tiles_of(const fc_gemm_problem* p, gemm_portable_tile_id tile) {
  * +2.5 %. With 12 and the 0.5 % floor the model turns on exactly those that gained. */
 constexpr int64_t STREAM_K_HANDOVER_SLICES = 12;
 constexpr double STREAM_K_MIN_GAIN = 0.005;
-constexpr size_t STREAM_K_ALIGNMENT = 256;
 
-struct stream_k_plan {
-  bool on;
-  int64_t sk_ctas, dp_tiles, iterations; /* iterations: slices of the stream-K tiles, end to end */
-};
-
-stream_k_plan plan_stream_k(const fc_gemm_problem* p, gemm_portable_tile_id tile, const fc_cuda_context* context) {
+/* The tail's plan (gemm_stream_k_plan.h): off unless the kernel has it (gemm_portable_has_stream_k)
+ * and the problem is a single batch (grid.y); its stream-K blocks are one per SM. */
+gemm_stream_k_plan plan_stream_k(const fc_gemm_problem* p, gemm_portable_tile_id tile, const fc_cuda_context* context) {
   const int64_t tiles = static_cast<int64_t>(ceil_div(p->m, gemm_portable_tile_128x256::BLOCK_M)) *
                         ceil_div(p->n, gemm_portable_tile_128x256::BLOCK_N);
-  stream_k_plan plan = {false, 0, tiles, 0};
-  const int mode = context->gemm_portable_stream_k;
-  /* Only the kernels with the tail (gemm_portable_has_stream_k), and only for one batch (grid.y). */
   const bool b_k_major = p->b_layout == FLASHC_COL_MAJOR;
-  if (mode < 0 || tile != GEMM_PORTABLE_TILE_128x256 ||
-      !gemm_portable_has_stream_k<gemm_portable_tile_128x256>(b_k_major) || p->batch_count != 1)
-    return plan;
-  const int64_t sms = fc_sm_count(context);
-  const int64_t k_tiles = k_tiles_of(p, tile);
-  const int64_t full_waves = tiles / sms, rest = tiles % sms;
-  /* The device's run arithmetic stays in 32 bits. */
-  const int64_t int_max = 0x7fffffff;
-  if (rest == 0 || k_tiles <= 0 || sms * sms > int_max || rest * k_tiles > int_max || tiles + sms > int_max)
-    return plan;
-  const int64_t spread = (rest * k_tiles + sms - 1) / sms + STREAM_K_HANDOVER_SLICES;
-  const double partial_wave_time = static_cast<double>((full_waves + 1) * k_tiles);
-  if (mode == 0 && static_cast<double>(k_tiles - spread) < STREAM_K_MIN_GAIN * partial_wave_time) return plan;
-  plan.on = true;
-  plan.sk_ctas = sms;
-  plan.dp_tiles = full_waves * sms;
-  plan.iterations = rest * k_tiles;
-  return plan;
+  const bool has_tail = tile == GEMM_PORTABLE_TILE_128x256 &&
+                        gemm_portable_has_stream_k<gemm_portable_tile_128x256>(b_k_major) && p->batch_count == 1;
+  const int mode = has_tail ? context->gemm_portable_stream_k : -1;
+  return gemm_stream_k_plan_for(tiles, k_tiles_of(p, tile), fc_sm_count(context), mode, STREAM_K_HANDOVER_SLICES,
+                                STREAM_K_MIN_GAIN);
 }
 
-/* The workspace of a stream-K launch: one fp32 tile per stream-K block, then the flags. */
-struct stream_k_workspace {
-  size_t partial_bytes, flag_bytes, total;
-};
-
-stream_k_workspace stream_k_workspace_for(const stream_k_plan& plan) {
-  stream_k_workspace w = {0, 0, 0};
-  if (!plan.on) return w;
+/* The workspace of a stream-K launch: one fp32 tile per stream-K block, then a flag per block. */
+gemm_stream_k_workspace stream_k_workspace_for(const gemm_stream_k_plan& plan, const fc_cuda_context* context) {
+  const size_t sms = static_cast<size_t>(fc_sm_count(context));
   constexpr size_t TILE_FLOATS =
       static_cast<size_t>(gemm_portable_tile_128x256::BLOCK_M) * gemm_portable_tile_128x256::BLOCK_N;
-  w.partial_bytes = static_cast<size_t>(plan.sk_ctas) * TILE_FLOATS * sizeof(float);
-  w.flag_bytes = static_cast<size_t>(plan.sk_ctas) * sizeof(uint64_t);
-  w.total = w.partial_bytes + w.flag_bytes + STREAM_K_ALIGNMENT; /* room to align the start */
-  return w;
+  return gemm_stream_k_workspace_for(plan.on, sms, TILE_FLOATS, sms);
 }
 
 }  // namespace
 
 extern "C" size_t fc_gemm_portable_workspace_size(const fc_gemm_problem* p, const fc_cuda_context* context) {
-  return stream_k_workspace_for(plan_stream_k(p, choose_tile(p, context), context)).total;
+  return stream_k_workspace_for(plan_stream_k(p, choose_tile(p, context), context), context).total;
 }
 
 extern "C" flashc_status fc_gemm_portable_check(const fc_gemm_problem* p, const fc_cuda_context* context,
@@ -198,21 +171,19 @@ extern "C" flashc_status fc_gemm_portable_run(const fc_gemm_problem* p, const fc
   args.quad_access = fc_gemm_epilogue_quads_ok(p, args.stride_d, args.stride_c); /* tiles start at 4-column multiples */
   /* Without stream-K one block per tile of the chosen shape (plan.dp_tiles counts 128 × 256
    * tiles, the only shape with the tail). */
-  const stream_k_plan plan = plan_stream_k(p, tile, context);
+  const gemm_stream_k_plan plan = plan_stream_k(p, tile, context);
   args.dp_tiles = args.tiles_m * args.tiles_n;
   if (plan.on) {
     args.dp_tiles = static_cast<int>(plan.dp_tiles);
-    const stream_k_workspace layout = stream_k_workspace_for(plan);
+    const gemm_stream_k_workspace layout = stream_k_workspace_for(plan, context);
     if (!workspace)
       return fc_fail(FLASHC_STATUS_INTERNAL_ERROR, "portable GEMM: no workspace (%zu bytes needed for stream-K)",
                      layout.total);
-    const uintptr_t base = (reinterpret_cast<uintptr_t>(workspace) + STREAM_K_ALIGNMENT - 1) & ~(STREAM_K_ALIGNMENT - 1);
-    args.partials = reinterpret_cast<float*>(base);
-    args.flags = reinterpret_cast<uint64_t*>(base + layout.partial_bytes);
+    gemm_stream_k_workspace_at(workspace, layout, &args.partials, &args.flags);
     args.tag = fc_launch_tag(context);
-    args.sk_ctas = static_cast<int>(plan.sk_ctas);
-    args.run_length = static_cast<int>(plan.iterations / plan.sk_ctas);
-    args.run_rest = static_cast<int>(plan.iterations % plan.sk_ctas);
+    args.sk_ctas = static_cast<int>(fc_sm_count(context));
+    args.run_length = static_cast<int>(plan.iterations / args.sk_ctas);
+    args.run_rest = static_cast<int>(plan.iterations % args.sk_ctas);
   }
 
   const bool a_k_major = p->a_layout == FLASHC_ROW_MAJOR; /* A is m×k: row-major = k contiguous */

@@ -53,9 +53,6 @@ struct gemm_portable_work {
   int k_begin, k_end;
 };
 
-/* The most units a block runs: a run is at most one tile long, so it touches two tiles. */
-constexpr int GEMM_PORTABLE_UNITS_MAX = 2;
-
 /* The first slice of stream-K block `cta`'s run (cta = sk_ctas gives the end of the last). */
 static __device__ __forceinline__ int gemm_portable_run_begin(const gemm_portable_args& args, int cta) {
   return cta * args.run_length + static_cast<int>(static_cast<unsigned>(cta * args.run_rest) /
