@@ -498,6 +498,29 @@ int main(int argc, char** argv) {
       run_case(handle, &rng, &gc);
     }
 
+    /* The general epilogue (gemm_hopper_store_general) in every form: each output dtype × D
+     * row-major (bias per column) and column-major (the kernel's bias per row) × no activation,
+     * ReLU, GELU × C (beta 1 aliasing D, -0.5 in its own buffer, or none with a bias). 196 ×
+     * 520: whole 256-wide tiles with C read ahead in quads, a last tile column of 8, and a last
+     * tile row whose second warpgroup has 4 rows (row-major: threads with 1 row and with none;
+     * column-major D, 520 kernel rows: a first warpgroup of 8 rows, the second idle); a padded
+     * leading dimension of 3 in a third of the cases sends every quad through the element path. */
+    static const float epilogue_betas[3] = {1.0f, -0.5f, 0.0f};
+    for (int out = 0; out < 3; ++out)
+      for (int cd = 0; cd < 2; ++cd)
+        for (int act = 0; act < 3; ++act)
+          for (int b = 0; b < 3; ++b) {
+            static const flashc_dtype epilogue_outs[3] = {FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP16, FLASHC_DTYPE_FP32};
+            gc = hopper_k_major_case(FLASHC_DTYPE_BF16, epilogue_outs[out], 196, 520, 136, 1, 0.75f);
+            gc.cd_layout = cd ? FLASHC_COL_MAJOR : FLASHC_ROW_MAJOR;
+            set_epilogue(&gc, epilogue_betas[b], b != 0, (flashc_activation)act);
+            gc.alias_cd = b == 0;
+            gc.pad_cd = (out + cd + act + b) % 3 == 0 ? 3 : 0;
+            gc.tile_n = tile_forced ? tile_fixed : 256;
+            rng = test_rng_make(seed, stream++);
+            run_case(handle, &rng, &gc);
+          }
+
     /* Stream-K forced (gemm_hopper_scheduler.cuh): split tiles summed through the workspace.
      * Few tiles and long K split each tile into ~20 pieces (one head waits for ~20 CTAs);
      * fewer k-tiles than CTAs leave some runs empty; batches of 3 × 3 tiles past one round

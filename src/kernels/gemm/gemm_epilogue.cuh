@@ -13,6 +13,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "flashc.h"
 #include "kernels/common/ptx_misc.cuh" /* pack_f16x2, pack_bf16x2 */
 
@@ -73,13 +75,23 @@ static __device__ __forceinline__ void gemm_store_one(void* base, int64_t index,
   else static_cast<__nv_bfloat16*>(base)[index] = __float2bfloat16_rn(x);
 }
 
-/* Four consecutive elements (4-element aligned). */
+/* Four consecutive elements (4-element aligned), as loaded (the words of Out's dtype) and as
+ * floats; gemm_load_quad = both steps. The raw form lets a caller have several loads in flight
+ * in half the registers for 16-bit outputs. */
 template <int Out>
-static __device__ __forceinline__ float4 gemm_load_quad(const void* base, int64_t index) {
+using gemm_raw_quad = typename std::conditional<Out == FLASHC_DTYPE_FP32, float4, uint2>::type;
+
+template <int Out>
+static __device__ __forceinline__ gemm_raw_quad<Out> gemm_load_quad_raw(const void* base, int64_t index) {
+  if constexpr (Out == FLASHC_DTYPE_FP32) return *reinterpret_cast<const float4*>(static_cast<const float*>(base) + index);
+  else return *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + index);
+}
+
+template <int Out>
+static __device__ __forceinline__ float4 gemm_quad_of_raw(const gemm_raw_quad<Out>& raw) {
   if constexpr (Out == FLASHC_DTYPE_FP32) {
-    return *reinterpret_cast<const float4*>(static_cast<const float*>(base) + index);
+    return raw;
   } else {
-    const uint2 raw = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + index);
     float2 low, high;
     if constexpr (Out == FLASHC_DTYPE_FP16) {
       low = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
@@ -90,6 +102,11 @@ static __device__ __forceinline__ float4 gemm_load_quad(const void* base, int64_
     }
     return make_float4(low.x, low.y, high.x, high.y);
   }
+}
+
+template <int Out>
+static __device__ __forceinline__ float4 gemm_load_quad(const void* base, int64_t index) {
+  return gemm_quad_of_raw<Out>(gemm_load_quad_raw<Out>(base, index));
 }
 
 template <int Out>

@@ -7,8 +7,9 @@
  *
  * Three ways out:
  *   general (C, bias or an activation; any D): through the staging buffers as fp32, finished
- *     row by row in a compact loop with vector loads and stores (gemm_hopper_store_general);
- *     C's lines are prefetched into L2 when the tile's K loop starts (gemm_hopper_prefetch_c);
+ *     row by row in a compact loop with vector loads and stores, a chunk's C quads all in
+ *     flight at once (gemm_hopper_store_general); C's lines are prefetched into L2 when the
+ *     tile's K loop starts (gemm_hopper_prefetch_c);
  *   plain (none of those) with a TMA store (D 16-byte aligned, ldd and stride_d multiples of
  *     16 bytes, rows of whole 16-byte granules): the tile leaves in
  *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
@@ -224,13 +225,22 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
 /* The general epilogue (C, bias or an activation; any D), in chunks of 64 fp32 columns: the
  * warpgroup writes its chunk of scaled accumulators into both staging buffers (16 KB: two
  * 128B-swizzled spans of 32 columns — conflict-free fragment writes), then each thread
- * finishes four consecutive columns of one row at a time (rows 8 apart): one 16-byte shared
- * load,
- * beta·C, bias and the activation per element, one vector store (D and C quads, see
+ * finishes one quad of four consecutive columns in each of its 8 rows (8 apart): one 16-byte
+ * shared load, beta·C, bias and the activation, one vector store (D and C quads, see
  * gemm_hopper_epilogue_args.quads) or single elements at row ends and for unaligned matrices.
- * The finishing loop is not unrolled: the per-element branches (C, bias, an inlined tanh for
- * GELU) unrolled over the fragment made this path ~58k instructions per kernel — run once per
- * tile, it missed the instruction cache throughout, as the portable GEMM's epilogue did. */
+ * What makes it cheap (28th → 29th session: ~200 instructions per quad and a serial L2 round
+ * trip per row before; beta·C ran at 0.76× torch.addmm at K = 4096):
+ *  - the thread's C quads of a chunk are all loaded at once (8 of 16-bit C, 2 registers each
+ *    as raw words; 4 of fp32, the rest one row ahead in the loop) as soon as the chunk's
+ *    accumulators are staged; the row loop takes them one slot at a time, shifting the rest
+ *    down so that every register index stays a constant;
+ *  - the options are tested once per row (uniform branches), not per element;
+ *  - the row loop is not unrolled: the per-element code (an inlined tanhf for fp32 GELU) once
+ *    per chunk, not per row — unrolled over the fragment this path once missed the
+ *    instruction cache on every tile, as the portable GEMM's epilogue did.
+ * Loading a row's C before this thread's stores to D is safe when C aliases D: an element of C
+ * is read only by the thread that writes the same element of D. Rows and quads past M and N
+ * are skipped; a quad that is not whole or not aligned reads C element by element in the loop. */
 template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopper_epilogue_args& e,
                                                                  const float (&acc)[BlockN / 2], float acc_scale,
@@ -240,27 +250,51 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   constexpr int CHUNK = GEMM_HOPPER_EPILOGUE_BUFFERS * SPAN_COLUMNS;
   constexpr int QUADS_PER_ROW = CHUNK / 4;
   constexpr int ROWS_PER_PASS = GEMM_HOPPER_WARPGROUP_THREADS / QUADS_PER_ROW;
+  constexpr int ROWS_PER_THREAD = GEMM_HOPPER_EPILOGUE_ROWS / ROWS_PER_PASS;
+  constexpr uint32_t STAGED_ROW_STEP = ROWS_PER_PASS * 128u;
+  /* Rows of C in flight per thread: 16 registers' worth (8 quads of 16-bit C, 4 of fp32). */
+  constexpr int C_ROWS_AHEAD = 16 / static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4) > ROWS_PER_THREAD
+                                   ? ROWS_PER_THREAD
+                                   : 16 / static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4);
   static_assert(BlockN % 16 == 0, "a partial last chunk holds whole quads of both threads' pairs");
   static_assert(GEMM_HOPPER_EPILOGUE_ROWS % ROWS_PER_PASS == 0, "whole passes");
+  static_assert(ROWS_PER_PASS % 8 == 0, "a thread's rows share the 128B swizzle's XOR pattern");
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
   const int g = lane / 4, q = lane % 4;
   const uint32_t staging_address = smem_u32(staging);
-  /* Element (local_row, local_col) of a chunk in the staging buffers. */
-  auto staged = [&](int local_row, int local_col) {
-    return staging_address + (local_col / SPAN_COLUMNS) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES +
-           smem_swizzle_offset(SMEM_SWIZZLE_128B, local_row * 128u + (local_col % SPAN_COLUMNS) * 4u);
+  /* Staging addresses. The 128B swizzle XORs byte-offset bits 4–6 with the row's bits 0–2, so
+   * for a thread's fragment (rows 16·warp + g + 8·half, columns 8·jj + 2q) every address is one
+   * base XOR 32·(jj % 4) (bits 5–6) plus constants: written out, ptxas keeps one register
+   * instead of sixteen addresses. */
+  const uint32_t fragment_base =
+      staging_address + (16 * warp + g) * 128u + ((8u * q) ^ (static_cast<uint32_t>(g) << 4));
+  auto fragment_address = [&](int half, int jj) {
+    return (fragment_base ^ (32u * (jj % 4))) + (jj / 4) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES + half * 8u * 128u;
   };
-  const int64_t d_batch = static_cast<int64_t>(batch) * e.stride_d;
-  const int64_t c_batch = static_cast<int64_t>(batch) * e.stride_c;
+  const int first_row = thread / QUADS_PER_ROW, quad_col = (thread % QUADS_PER_ROW) * 4;
+  /* This thread's rows inside M (the warpgroup has at least one). */
+  const int rows = min(ROWS_PER_THREAD, (e.m - row0 - first_row + ROWS_PER_PASS - 1) / ROWS_PER_PASS);
+  const uint32_t staged_first =
+      staging_address + (quad_col / SPAN_COLUMNS) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES +
+      smem_swizzle_offset(SMEM_SWIZZLE_128B, first_row * 128u + (quad_col % SPAN_COLUMNS) * 4u);
+  const int64_t d_first = static_cast<int64_t>(batch) * e.stride_d + static_cast<int64_t>(row0 + first_row) * e.ldd +
+                          col0 + quad_col;
+  const int64_t c_first = static_cast<int64_t>(batch) * e.stride_c + static_cast<int64_t>(row0 + first_row) * e.ldc +
+                          col0 + quad_col;
+  const int64_t d_step = ROWS_PER_PASS * e.ldd, c_step = ROWS_PER_PASS * e.ldc;
   const flashc_activation activation = static_cast<flashc_activation>(e.activation);
-  const int quad_col = (thread % QUADS_PER_ROW) * 4;
 #pragma unroll
   for (int chunk = 0; chunk < (BlockN + CHUNK - 1) / CHUNK; ++chunk) {
-    const int chunk_col0 = col0 + chunk * CHUNK;
     /* Columns of this chunk inside the tile (the last chunk of a 144-wide tile holds 16). */
-    const int chunk_columns = BlockN - chunk * CHUNK < CHUNK ? BlockN - chunk * CHUNK : CHUNK;
+    constexpr int FULL_CHUNKS = BlockN / CHUNK;
+    const int chunk_columns = chunk < FULL_CHUNKS ? CHUNK : BlockN - FULL_CHUNKS * CHUNK;
+    const int chunk_col0 = col0 + chunk * CHUNK;
     if (chunk_col0 >= e.n) break; /* uniform */
+    const int col = chunk_col0 + quad_col;
+    const bool active = quad_col < chunk_columns && col < e.n;
+    const int columns = min(4, e.n - col); /* of this quad inside N, when active */
+    const bool quad = e.quads && columns == 4;
     /* Every thread is done reading the previous chunk (or tile) from the buffers. */
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
 #pragma unroll
@@ -269,54 +303,71 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
       for (int jj = 0; jj < CHUNK / 8; ++jj) {
         const int j = chunk * (CHUNK / 8) + jj;
         if (j >= BlockN / 8) break; /* compile-time: past a partial chunk */
-        gemm_st_shared_v2_f32(staged(16 * warp + g + 8 * half, 8 * jj + 2 * q), acc_scale * acc[4 * j + 2 * half],
+        gemm_st_shared_v2_f32(fragment_address(half, jj), acc_scale * acc[4 * j + 2 * half],
                               acc_scale * acc[4 * j + 2 * half + 1]);
       }
-    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
-
-    const int col = chunk_col0 + quad_col;
-    if (quad_col >= chunk_columns || col >= e.n) continue; /* no barrier until the next chunk's first */
-    const bool quad = e.quads && col + 3 < e.n;
-    float bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (e.bias && !e.bias_per_row) {
+    /* C's quads (and the column bias) are loaded once the chunk's accumulators are staged and
+     * their registers free; their latency overlaps the barrier. */
+    gemm_raw_quad<Out> c[C_ROWS_AHEAD]; /* every slot defined: undefined ones spilled in the e4m3 kernels */
+    const int64_t c_chunk = c_first + chunk * CHUNK;
+#pragma unroll
+    for (int r = 0; r < C_ROWS_AHEAD; ++r)
+      c[r] = e.c && active && quad && r < rows ? gemm_load_quad_raw<Out>(e.c, c_chunk + r * c_step) : gemm_raw_quad<Out>{};
+    float column_bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (e.bias && !e.bias_per_row && active) {
       if (quad) {
         const float4 b = gemm_load_quad<Out>(e.bias, col);
-        bias[0] = b.x, bias[1] = b.y, bias[2] = b.z, bias[3] = b.w;
+        column_bias[0] = b.x, column_bias[1] = b.y, column_bias[2] = b.z, column_bias[3] = b.w;
       } else {
-        for (int i = 0; i < 4 && col + i < e.n; ++i) bias[i] = gemm_load_one<Out>(e.bias, col + i);
+        for (int i = 0; i < columns; ++i) column_bias[i] = gemm_load_one<Out>(e.bias, col + i);
       }
     }
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+    if (!active) continue; /* no barrier until the next chunk's first */
+
+    uint32_t staged_row = staged_first;
+    int64_t d_row = d_first + chunk * CHUNK;
 #pragma unroll 1
-    for (int local_row = thread / QUADS_PER_ROW; local_row < GEMM_HOPPER_EPILOGUE_ROWS; local_row += ROWS_PER_PASS) {
-      const int row = row0 + local_row;
-      if (row >= e.m) break;
+    for (int r = 0; r < rows; ++r) {
       float x[4];
       asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
                    : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
-                   : "r"(staged(local_row, quad_col)));
-      const int64_t d_index = d_batch + static_cast<int64_t>(row) * e.ldd + col;
-      const int64_t c_index = c_batch + static_cast<int64_t>(row) * e.ldc + col;
-      const float row_bias = e.bias && e.bias_per_row ? gemm_load_one<Out>(e.bias, row) : 0.0f;
-      float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+                   : "r"(staged_row));
       if (e.c) {
+        float cv[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (quad) {
-          const float4 v = gemm_load_quad<Out>(e.c, c_index);
-          c[0] = v.x, c[1] = v.y, c[2] = v.z, c[3] = v.w;
-        } else {
-          for (int i = 0; i < 4 && col + i < e.n; ++i) c[i] = gemm_load_one<Out>(e.c, c_index + i);
-        }
-      }
+          const float4 v = gemm_quad_of_raw<Out>(c[0]);
+          cv[0] = v.x, cv[1] = v.y, cv[2] = v.z, cv[3] = v.w;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        float value = e.c ? fmaf(e.beta, c[i], x[i]) : x[i];
-        if (e.bias) value += e.bias_per_row ? row_bias : bias[i];
-        x[i] = fc_gemm_activation_out<Out>(value, activation);
+          for (int slot = 0; slot + 1 < C_ROWS_AHEAD; ++slot) c[slot] = c[slot + 1];
+          if (C_ROWS_AHEAD < ROWS_PER_THREAD && r + C_ROWS_AHEAD < rows)
+            c[C_ROWS_AHEAD - 1] = gemm_load_quad_raw<Out>(e.c, c_chunk + (r + C_ROWS_AHEAD) * c_step);
+        } else {
+          for (int i = 0; i < columns; ++i) cv[i] = gemm_load_one<Out>(e.c, c_chunk + r * c_step + i);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) x[i] = fmaf(e.beta, cv[i], x[i]);
+      }
+      if (e.bias) {
+        /* One of the two terms is the bias, the other 0. */
+        const float row_bias = e.bias_per_row ? gemm_load_one<Out>(e.bias, row0 + first_row + r * ROWS_PER_PASS) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) x[i] += row_bias + column_bias[i];
+      }
+      if (activation == FLASHC_ACTIVATION_RELU) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) x[i] = fc_gemm_activation_out<Out>(x[i], FLASHC_ACTIVATION_RELU);
+      } else if (activation == FLASHC_ACTIVATION_GELU) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) x[i] = fc_gemm_activation_out<Out>(x[i], FLASHC_ACTIVATION_GELU);
       }
       if (quad) {
-        gemm_store_quad<Out>(e.d, d_index, make_float4(x[0], x[1], x[2], x[3]));
+        gemm_store_quad<Out>(e.d, d_row, make_float4(x[0], x[1], x[2], x[3]));
       } else {
-        for (int i = 0; i < 4 && col + i < e.n; ++i) gemm_store_one<Out>(e.d, d_index + i, x[i]);
+        for (int i = 0; i < columns; ++i) gemm_store_one<Out>(e.d, d_row + i, x[i]);
       }
+      staged_row += STAGED_ROW_STEP;
+      d_row += d_step;
     }
   }
 }
