@@ -31,11 +31,7 @@
 constexpr float ATTN_LOG2E = 1.4426950408889634f;
 constexpr float ATTN_LN2 = 0.6931471805599453f;
 
-static __device__ __forceinline__ float attn_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+static __device__ __forceinline__ float attn_exp2(float x) { return exp2_approx_ftz(x); }
 
 struct attn_softmax_rows {
   float max[2]; /* raw score maxima of the thread's two rows (−inf before any visible key) */

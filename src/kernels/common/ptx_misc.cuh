@@ -397,6 +397,14 @@ static __device__ __forceinline__ uint64_t load_acquire_gpu(const uint64_t* flag
   return value;
 }
 
+/* 2^x by the MUFU's approximation, subnormal results flushed to 0 (max relative error ~2^-22).
+ * ex2.approx.ftz.f32 %0, %1; */
+static __device__ __forceinline__ float exp2_approx_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 /* blockIdx.x through volatile asm: what is computed from it stays where it is used (after a
  * tile's key or K loop) instead of being hoisted to the kernel's start and kept live, or
  * spilled, through every tile. */

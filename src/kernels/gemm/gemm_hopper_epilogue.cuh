@@ -231,9 +231,9 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
  * What makes it cheap (28th → 29th session: ~200 instructions per quad and a serial L2 round
  * trip per row before; beta·C ran at 0.76× torch.addmm at K = 4096):
  *  - the thread's C quads of a chunk are all loaded at once (8 of 16-bit C, 2 registers each
- *    as raw words; 4 of fp32, the rest one row ahead in the loop) as soon as the chunk's
- *    accumulators are staged; the row loop takes them one slot at a time, shifting the rest
- *    down so that every register index stays a constant;
+ *    as raw words; 4 of fp32, the rest one row ahead in the loop) before the chunk is staged;
+ *    the row loop takes them one slot at a time, shifting the rest down so that every
+ *    register index stays a constant;
  *  - the options are tested once per row (uniform branches), not per element;
  *  - the row loop is not unrolled: the per-element code (an inlined tanhf for fp32 GELU) once
  *    per chunk, not per row — unrolled over the fragment this path once missed the
@@ -295,19 +295,9 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
     const bool active = quad_col < chunk_columns && col < e.n;
     const int columns = min(4, e.n - col); /* of this quad inside N, when active */
     const bool quad = e.quads && columns == 4;
-    /* Every thread is done reading the previous chunk (or tile) from the buffers. */
-    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-#pragma unroll
-      for (int jj = 0; jj < CHUNK / 8; ++jj) {
-        const int j = chunk * (CHUNK / 8) + jj;
-        if (j >= BlockN / 8) break; /* compile-time: past a partial chunk */
-        gemm_st_shared_v2_f32(fragment_address(half, jj), acc_scale * acc[4 * j + 2 * half],
-                              acc_scale * acc[4 * j + 2 * half + 1]);
-      }
-    /* C's quads (and the column bias) are loaded once the chunk's accumulators are staged and
-     * their registers free; their latency overlaps the barrier. */
+    /* C's quads and the column bias are asked for first: their latency overlaps the barrier
+     * and the staging (ncu, 29th session: loaded after the staging, their first use was the
+     * hottest instruction of the loop). */
     gemm_raw_quad<Out> c[C_ROWS_AHEAD]; /* every slot defined: undefined ones spilled in the e4m3 kernels */
     const int64_t c_chunk = c_first + chunk * CHUNK;
 #pragma unroll
@@ -322,6 +312,17 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
         for (int i = 0; i < columns; ++i) column_bias[i] = gemm_load_one<Out>(e.bias, col + i);
       }
     }
+    /* Every thread is done reading the previous chunk (or tile) from the buffers. */
+    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+#pragma unroll
+      for (int jj = 0; jj < CHUNK / 8; ++jj) {
+        const int j = chunk * (CHUNK / 8) + jj;
+        if (j >= BlockN / 8) break; /* compile-time: past a partial chunk */
+        gemm_st_shared_v2_f32(fragment_address(half, jj), acc_scale * acc[4 * j + 2 * half],
+                              acc_scale * acc[4 * j + 2 * half + 1]);
+      }
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
     if (!active) continue; /* no barrier until the next chunk's first */
 
