@@ -48,11 +48,20 @@ static __device__ __forceinline__ float fc_gemm_gelu_fast(float x) {
   return __fdividef(x, 1.0f + exp2_approx_ftz(t));
 }
 
-/* The activation for output dtype `Out`. */
-template <int Out>
+/* The same GELU in __expf's form (13 operations per element). The portable kernels keep it: in
+ * the sm_80 A/B K-major 128 × 256 kernel, at 255 registers, the base-2 form above made ptxas
+ * spill 4 bytes. */
+static __device__ __forceinline__ float fc_gemm_gelu_fast_expf(float x) {
+  const float u = FC_SQRT_2_OVER_PI * (x + FC_GELU_CUBIC_COEFFICIENT * x * x * x);
+  return __fdividef(x, 1.0f + __expf(-2.0f * u));
+}
+
+/* The activation for output dtype `Out` (16-bit outputs: GELU in the base-2 form, or in __expf's
+ * with Base2Gelu = false). */
+template <int Out, bool Base2Gelu = true>
 static __device__ __forceinline__ float fc_gemm_activation_out(float x, flashc_activation activation) {
   if constexpr (Out != FLASHC_DTYPE_FP32)
-    if (activation == FLASHC_ACTIVATION_GELU) return fc_gemm_gelu_fast(x);
+    if (activation == FLASHC_ACTIVATION_GELU) return Base2Gelu ? fc_gemm_gelu_fast(x) : fc_gemm_gelu_fast_expf(x);
   return fc_gemm_activation(x, activation);
 }
 

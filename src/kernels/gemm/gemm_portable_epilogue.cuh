@@ -95,13 +95,13 @@ static __device__ __forceinline__ void gemm_portable_write_tile(const float* sta
       const float* cv = &c_quad.x;
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        v[e] = fc_gemm_activation_out<Out>(acc_scale * v[e] + args.beta * cv[e] + b[e] + row_bias, args.activation);
+        v[e] = fc_gemm_activation_out<Out, false>(acc_scale * v[e] + args.beta * cv[e] + b[e] + row_bias, args.activation);
       gemm_store_quad<Out>(d, d_index, x);
     } else {
       for (int e = 0; e < 4 && col + e < args.n; ++e) {
         float value = acc_scale * v[e] + b[e] + row_bias;
         if (c) value += args.beta * gemm_load_one<Out>(c, c_index + e);
-        gemm_store_one<Out>(d, d_index + e, fc_gemm_activation_out<Out>(value, args.activation));
+        gemm_store_one<Out>(d, d_index + e, fc_gemm_activation_out<Out, false>(value, args.activation));
       }
     }
   }
