@@ -253,9 +253,8 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   constexpr int ROWS_PER_THREAD = GEMM_HOPPER_EPILOGUE_ROWS / ROWS_PER_PASS;
   constexpr uint32_t STAGED_ROW_STEP = ROWS_PER_PASS * 128u;
   /* Rows of C in flight per thread: 16 registers' worth (8 quads of 16-bit C, 4 of fp32). */
-  constexpr int C_ROWS_AHEAD = 16 / static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4) > ROWS_PER_THREAD
-                                   ? ROWS_PER_THREAD
-                                   : 16 / static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4);
+  constexpr int RAW_QUAD_REGISTERS = static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4);
+  constexpr int C_ROWS_AHEAD = 16 / RAW_QUAD_REGISTERS < ROWS_PER_THREAD ? 16 / RAW_QUAD_REGISTERS : ROWS_PER_THREAD;
   static_assert(BlockN % 16 == 0, "a partial last chunk holds whole quads of both threads' pairs");
   static_assert(GEMM_HOPPER_EPILOGUE_ROWS % ROWS_PER_PASS == 0, "whole passes");
   static_assert(ROWS_PER_PASS % 8 == 0, "a thread's rows share the 128B swizzle's XOR pattern");
@@ -295,9 +294,9 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
     const bool active = quad_col < chunk_columns && col < e.n;
     const int columns = min(4, e.n - col); /* of this quad inside N, when active */
     const bool quad = e.quads && columns == 4;
-    /* C's quads and the column bias are asked for first: their latency overlaps the barrier
-     * and the staging (ncu, 29th session: loaded after the staging, their first use was the
-     * hottest instruction of the loop). */
+    /* C's quads and the column bias are asked for before the barrier and the staging. Their
+     * first use is still the loop's hottest instruction (ncu, 29th session): the wait is the
+     * data's latency, and asking after the staging instead measured the same. */
     gemm_raw_quad<Out> c[C_ROWS_AHEAD]; /* every slot defined: undefined ones spilled in the e4m3 kernels */
     const int64_t c_chunk = c_first + chunk * CHUNK;
 #pragma unroll
