@@ -9,7 +9,8 @@
 #   bash bench/sass_diff.sh REV [FILE.cu ...]     (default: every src/kernels/inst/attn_fwd_*.cu)
 #
 # Prints per file: instructions at REV, in the tree, and the differing lines after masking;
-# files only in one of the two are reported as such. The 16th session used it to keep the plain
+# files only in one of the two are reported as such. SASS_DIFF_KEEP=DIR keeps the two masked
+# listings of each file there (NAME.rev, NAME.now) to diff by hand. The 16th session used it to keep the plain
 # attention kernels identical while the stream-K kernels changed (docs/NOTES-attn-fwd.md).
 set -eu
 REV=${1:?usage: sass_diff.sh REV [FILE.cu ...]}
@@ -38,3 +39,4 @@ for file in "${files[@]}"; do
   printf '%-34s %6d %6d instructions, %d lines differ\n' "$name" "$(wc -l < "$work/$name.rev")" \
     "$(wc -l < "$work/$name.now")" "$(diff "$work/$name.rev" "$work/$name.now" | grep -c '^[<>]' || true)"
 done
+[ -n "${SASS_DIFF_KEEP:-}" ] && cp "$work"/*.rev "$work"/*.now "$SASS_DIFF_KEEP"/ 2>/dev/null; true

@@ -521,6 +521,29 @@ int main(int argc, char** argv) {
             run_case(handle, &rng, &gc);
           }
 
+    /* C, bias and activations finished in registers (gemm_hopper_finish_pack) with several
+     * tiles per CTA: batches of 3 × 3 tiles (more tiles than SMs), so a fused tile is stored
+     * while the next tile's first k-tile runs, from both exits of the overlapped loop. 16-bit
+     * D stored by TMA; 520 columns leave a last tile column of 8 and 328 rows a last tile row
+     * whose second warpgroup has 8 (row-major D) — column-major D turns the 328 rows into the
+     * kernel's columns and the bias into a per-row one; C aliasing D, in its own buffer,
+     * broadcast across the batch, or absent; stream-K forced in one of each four. */
+    for (int i = 0; i < 8; ++i) {
+      static const flashc_activation fused_acts[4] = {FLASHC_ACTIVATION_GELU, FLASHC_ACTIVATION_RELU,
+                                                      FLASHC_ACTIVATION_NONE, FLASHC_ACTIVATION_GELU};
+      static const float fused_betas[4] = {1.0f, -0.5f, 0.5f, 0.0f};
+      gc = hopper_k_major_case(i % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16, i % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16,
+                               328, 520, 136, 30, 0.75f);
+      gc.cd_layout = i / 4 ? FLASHC_COL_MAJOR : FLASHC_ROW_MAJOR;
+      set_epilogue(&gc, fused_betas[i % 4], i % 4 != 2, fused_acts[i % 4]);
+      gc.alias_cd = i % 4 == 0;
+      gc.broadcast_c = i % 4 == 2;
+      gc.stream_k = i % 4 == 1 ? 1 : 0;
+      gc.tile_n = tile_forced ? tile_fixed : 256;
+      rng = test_rng_make(seed, stream++);
+      run_case(handle, &rng, &gc);
+    }
+
     /* Stream-K forced (gemm_hopper_scheduler.cuh): split tiles summed through the workspace.
      * Few tiles and long K split each tile into ~20 pieces (one head waits for ~20 CTAs);
      * fewer k-tiles than CTAs leave some runs empty; batches of 3 × 3 tiles past one round

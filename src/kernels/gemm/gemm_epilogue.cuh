@@ -102,19 +102,20 @@ static __device__ __forceinline__ gemm_raw_quad<Out> gemm_load_quad_raw(const vo
   else return *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(base) + index);
 }
 
+/* Two consecutive 16-bit elements of dtype Out (FP16 or BF16) as loaded in one 32-bit word. */
+template <int Out>
+static __device__ __forceinline__ float2 gemm_pair_of_raw(uint32_t raw) {
+  static_assert(Out != FLASHC_DTYPE_FP32, "a 32-bit word holds a pair of 16-bit elements");
+  if constexpr (Out == FLASHC_DTYPE_FP16) return __half22float2(*reinterpret_cast<const __half2*>(&raw));
+  else return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw));
+}
+
 template <int Out>
 static __device__ __forceinline__ float4 gemm_quad_of_raw(const gemm_raw_quad<Out>& raw) {
   if constexpr (Out == FLASHC_DTYPE_FP32) {
     return raw;
   } else {
-    float2 low, high;
-    if constexpr (Out == FLASHC_DTYPE_FP16) {
-      low = __half22float2(*reinterpret_cast<const __half2*>(&raw.x));
-      high = __half22float2(*reinterpret_cast<const __half2*>(&raw.y));
-    } else {
-      low = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.x));
-      high = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&raw.y));
-    }
+    const float2 low = gemm_pair_of_raw<Out>(raw.x), high = gemm_pair_of_raw<Out>(raw.y);
     return make_float4(low.x, low.y, high.x, high.y);
   }
 }

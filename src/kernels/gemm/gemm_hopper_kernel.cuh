@@ -100,12 +100,15 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
     run_unit(gemm_hopper_stream_k_unit<true>(units, index), std::true_type{});
 }
 
-/* 16-bit inputs, plain tiles into a 16-bit D by TMA store:
+/* 16-bit inputs, tiles into a 16-bit D by TMA store:
  * after a tile's K loop the warpgroup packs the tile into D's dtype, issues the next unit's
  * first k-tile (its WGMMAs overwrite the accumulators, which are free now), and only then
  * stores the packed tile — so the tensor core works through the epilogue instead of idling.
+ * Plain tiles are packed as they are (gemm_hopper_pack_d); with Fused, C, the bias and the
+ * activation are applied in registers first (gemm_hopper_finish_pack) — a separate
+ * instantiation, so the plain loop's code stays what it was measured as.
  * A stream-K piece that does not end its tile is published instead (nothing to store). */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out, bool Fused>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(const gemm_hopper_params& params,
                                                                             const gemm_hopper_ring& ring,
                                                                             uint32_t units,
@@ -146,10 +149,26 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
     const gemm_hopper_work work = gemm_hopper_last_work<true>(s, units, cursor);
     const bool store = gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s, work, c.consumer, acc,
                                                                     c.thread, c.staging_barrier);
-    /* The tile's coordinates and packed words (the store itself follows `issue_next`). */
+    /* The tile's coordinates and packed words (the store itself follows `issue_next`). The
+     * fused finish (~3k instructions) is compiled once, ahead of both exits below; the plain
+     * pack stays inside each exit, where it was measured. */
+    gemm_hopper_tile_coord fused_tile;
+    if constexpr (Fused) {
+      if (store) {
+        fused_tile = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+        gemm_hopper_finish_pack<Out, BlockN>(e, acc, c.acc_scale, fused_tile.batch,
+                                             fused_tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
+                                             fused_tile.tile_n * T::BLOCK_N, c.thread, words);
+      }
+    }
     auto store_tile = [&](auto issue_next) {
-      const gemm_hopper_tile_coord finished = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
-      gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
+      gemm_hopper_tile_coord finished;
+      if constexpr (Fused) {
+        finished = fused_tile;
+      } else {
+        finished = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+        gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
+      }
       issue_next();
       gemm_hopper_store_tma<Out, BlockN>(e, &params.map_d, gemm_hopper_packed_pairs<BlockN>{words}, finished.batch,
                                          finished.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
@@ -229,7 +248,9 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     c.acc_scale = e.alpha * (e.scale_a ? __ldg(e.scale_a) : 1.0f) * (e.scale_b ? __ldg(e.scale_b) : 1.0f);
     c.staging = epilogue_staging + c.consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
     c.staging_barrier = 1u + static_cast<uint32_t>(c.consumer); /* named barrier: this warpgroup's staging */
-    /* Plain tiles into a 16-bit D by TMA store leave while the next tile's first k-tile runs.
+    /* Tiles into a 16-bit D by TMA store leave while the next tile's first k-tile runs: plain
+     * ones, and in builds with GEMM_HOPPER_FUSED_IN_REGISTERS (gemm_hopper_config.cuh) fused
+     * ones (C, bias, activation) whose operands allow it (e.fused_pairs).
      * Not for e4m3: its WGMMAs write only the partial accumulators, so its epilogue already
      * runs beside the next k-tiles, and the same stream-through-tiles loop measured ±0 (H200,
      * torch._scaled_mm ratio 0.958/0.974 → 0.970/0.954 at 4096³, same call). */
@@ -239,10 +260,19 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
       if (gemm_hopper_plain(e) && e.d_tma && e.d_dtype != FLASHC_DTYPE_FP32) {
         overlapped = true;
         if (e.d_dtype == FLASHC_DTYPE_BF16)
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, false>(params, ring, units, c);
         else
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, false>(params, ring, units, c);
       }
+#if GEMM_HOPPER_FUSED_IN_REGISTERS
+      else if (e.fused_pairs) { /* implies d_tma and a 16-bit D */
+        overlapped = true;
+        if (e.d_dtype == FLASHC_DTYPE_BF16)
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, true>(params, ring, units, c);
+        else
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, true>(params, ring, units, c);
+      }
+#endif
     }
 #endif
     if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, units, c);

@@ -297,6 +297,11 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   }
   params.epilogue.d_pairs = fc_gemm_vectors_ok(p->d, p->ldd, p->stride_d, d_bytes, 2);
   params.epilogue.quads = fc_gemm_epilogue_quads_ok(p, p->stride_d, p->stride_c);
+  /* C, bias and the activation finished in registers (the overlapped loop): pairs of C and of a
+   * per-column bias read as aligned 32-bit words. */
+  params.epilogue.fused_pairs = params.epilogue.d_tma && d_bytes == 2 &&
+                                (!p->c || fc_gemm_vectors_ok(p->c, p->ldc, p->stride_c, 2, 2)) &&
+                                (!p->bias || p->bias_per_row || reinterpret_cast<uintptr_t>(p->bias) % 4 == 0);
 
   gemm_hopper_scheduler& s = params.scheduler;
   s.tiles_m = (p->m + tile.block_m - 1) / tile.block_m;
