@@ -3,18 +3,24 @@
 # alternating launch by launch) run as separate processes that take turns, ROUNDS rounds, then
 # one table of every variant's ratio per round. The ratio to cuBLASLt measured in the same
 # process is what compares builds: the H200's call-to-call spread (±5 % at 8192³) moves both
-# players, not their ratio.
+# players, not their ratio. The fused epilogues (bench_gemm times plain GEMMs only) are timed
+# against torch by bench/probe_gemm_k.py on each variant's shared library (--epilogues).
 #
 # On the build machine, once per variant (bench_gemm and the GEMM tests link flashc statically,
-# so each binary carries its own build):
-#   bash bench/ab_gemm.sh --pack NAME BUILD_DIR     → .carry/gemm-NAME.tar.xz (~8 MB)
+# so each binary carries its own build; the shared library goes along for --epilogues):
+#   bash bench/ab_gemm.sh --pack NAME BUILD_DIR     → .carry/gemm-NAME.tar.xz (~15 MB)
 # On the device (carry [".carry"]):
 #   bash bench/ab_gemm.sh [--test] [--sanitize] [--rounds N] [--algo portable|hopper|auto]
-#                         [--dtypes "bf16 fp16"] [--min-m M] [--max-m M] NAME...
+#                         [--dtypes "bf16 fp16"] [--min-m M] [--max-m M]
+#                         [--epilogues "c bias_gelu"] [--no-plain] NAME...
 #   --test runs each variant's GEMM test first (gpu_gemm_portable with --algo portable, else
-#   gpu_gemm); --sanitize adds racecheck and synccheck of that test's layout cases.
-# Writes $OUT/ab_gemm.tar.xz (every log) and prints the table last: per shape and dtype, each
-# variant's "TFLOP/s/ratio" per round, and the geomean rows bench_gemm prints.
+#   gpu_gemm); --sanitize adds racecheck and synccheck of that test's layout cases;
+#   --epilogues adds, per round, probe_gemm_k.py at 8192² × K 1024 and 4096 for each epilogue
+#   (c: beta·C against torch.addmm; bias_gelu: against matmul + bias + gelu; needs torch);
+#   --no-plain skips the bench_gemm rounds.
+# Writes $OUT/ab_gemm.tar.xz (every log) and prints the tables last: per shape and dtype, each
+# variant's "TFLOP/s/ratio" per round, and the geomean rows bench_gemm prints; per epilogue,
+# dtype and K, each variant's "TFLOP/s/ratio to torch" per round.
 # Example (27th session): the portable GEMM's barrier variants, 20–30 s per call beyond the start.
 set -u
 cd "$(dirname "$0")/.."
@@ -22,14 +28,14 @@ if [ "${1:-}" = "--pack" ]; then
   name=${2:?usage: ab_gemm.sh --pack NAME BUILD_DIR}
   build=${3:?usage: ab_gemm.sh --pack NAME BUILD_DIR}
   mkdir -p .carry
-  files=("$build/bench/bench_gemm")
+  files=("$build/bench/bench_gemm" "$(readlink -f "$build/libflashc.so")")
   for t in gpu_gemm gpu_gemm_portable; do [ -x "$build/tests/gpu/$t" ] && files+=("$build/tests/gpu/$t"); done
   tar cf - -P --transform 's,.*/,,' "${files[@]}" | xz -T2 -6 > ".carry/gemm-$name.tar.xz"
   ls -la ".carry/gemm-$name.tar.xz"
   exit 0
 fi
 
-ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE=
+ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE= EPILOGUES= PLAIN=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -39,6 +45,8 @@ while [ $# -gt 0 ]; do
     --max-m) MAX_M=$2; shift 2 ;;
     --test) TEST=1; shift ;;
     --sanitize) SANITIZE=1; shift ;;
+    --epilogues) EPILOGUES=$2; shift 2 ;;
+    --no-plain) PLAIN=; shift ;;
     -*) echo "ab_gemm: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -72,19 +80,44 @@ fi
 range=(--min-m "$MIN_M"); [ -n "$MAX_M" ] && range+=(--max-m "$MAX_M")
 for r in $(seq 1 "$ROUNDS"); do
   for v in "$@"; do
-    for d in $DTYPES; do
-      timeout 300 "$WORK/$v/bench_gemm" --quick --algo "$ALGO" --only "$d" "${range[@]}" 2>/dev/null
-    done > "$LOGS/bench-$v-$r.log"
+    if [ -n "$PLAIN" ]; then
+      for d in $DTYPES; do
+        timeout 300 "$WORK/$v/bench_gemm" --quick --algo "$ALGO" --only "$d" "${range[@]}" 2>/dev/null
+      done > "$LOGS/bench-$v-$r.log"
+    fi
+    for e in $EPILOGUES; do
+      for d in $DTYPES; do
+        FLASHC_LIBRARY=$(ls "$WORK/$v"/libflashc.so* | head -1) timeout 300 python3 bench/probe_gemm_k.py \
+          --algo "$ALGO" --mn 8192 --k 1024,4096 --dtype "$d" --epilogue "$e" > "$LOGS/epilogue-$v-$e-$d-$r.log" 2>&1 ||
+          echo "ab_gemm: $v --epilogue $e $d, round $r failed (log in the archive)" >&2
+      done
+    done
   done
 done
 tar cJf "$OUT/ab_gemm.tar.xz" -C "$LOGS" .
 
 python3 - "$LOGS" "$ROUNDS" "$@" <<'PY'
-import collections, sys
+import collections, glob, os, sys
 logs, rounds, variants = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+epilogues = collections.OrderedDict()
+for v in variants:
+    for r in range(1, rounds + 1):
+        prefix, suffix = f'{logs}/epilogue-{v}-', f'-{r}.log'
+        for path in sorted(glob.glob(prefix + '*' + suffix)):
+            e, d = path[len(prefix):-len(suffix)].rsplit('-', 1)
+            for line in open(path):
+                f = line.split()
+                if len(f) == 5 and f[0].isdigit():  # K flashc torch ratio us/wave
+                    epilogues.setdefault((e, d, int(f[0])), {}).setdefault(v, []).append(f'{float(f[1]):.0f}/{float(f[3]):.3f}')
+if epilogues:
+    print('epilogue dtype K | ' + ' | '.join(f'{v} (TFLOP/s/ratio to torch per round)' for v in variants))
+    for (e, d, k), row in epilogues.items():
+        print(f'{e} {d} {k} | ' + ' | '.join(' '.join(row.get(v, ['-'])) for v in variants))
 table = collections.OrderedDict()
 for v in variants:
     for r in range(1, rounds + 1):
+        if not os.path.exists(f'{logs}/bench-{v}-{r}.log'):
+            continue
         for line in open(f'{logs}/bench-{v}-{r}.log'):
             f = line.split()
             if len(f) >= 8 and f[2].isdigit() and f[3].isdigit():  # kind dtype M N K flashc cuBLASLt ratio
@@ -93,7 +126,8 @@ for v in variants:
             elif line.startswith('geomean ratio ('):
                 key = ('geomean', line.split('(')[1].split(';')[0])
                 table.setdefault(key, {}).setdefault(v, []).append(f'{float(line.split()[-1]):.3f}')
-print('shape dtype | ' + ' | '.join(f'{v} (TFLOP/s/ratio per round)' for v in variants))
+if table:
+    print('shape dtype | ' + ' | '.join(f'{v} (TFLOP/s/ratio per round)' for v in variants))
 for (shape, dtype), row in table.items():
     print(f'{shape} {dtype} | ' + ' | '.join(' '.join(row.get(v, [])) for v in variants))
 PY
