@@ -143,9 +143,9 @@ static __device__ __forceinline__ void gemm_hopper_pack_d(float (&acc)[BlockN / 
  * row loop (~9–11 µs per wave of tiles at 8192² against the plain tile's 1.5, 29th session).
  * C is read in the accumulator fragment's own layout — a 32-bit load of the two elements of
  * columns 8j + 2q, +1 in rows g and g + 8, so no shared memory is needed — a group of
- * BLOCKS_PER_GROUP column blocks at a time (16 loads in flight per thread; the whole tile's 64
- * words at once spilled in the 29th session's sketch); a per-column bias likewise (one word
- * per block), a per-row bias once per tile. Each option is one warpgroup-uniform branch per
+ * BLOCKS_PER_GROUP column blocks at a time, loaded while the group before is finished (16 C
+ * words in flight per thread; the whole tile's 64 words at once spilled in the 29th session's
+ * sketch); a per-column bias likewise (one word per block), a per-row bias once per tile. Each option is one warpgroup-uniform branch per
  * group. Rows past M and columns past N read nothing (N is a multiple of 8 for a TMA-stored
  * 16-bit D, so a pair is wholly inside or outside); the TMA store drops them. C may alias D:
  * the tile's C is read here, before any of its D is stored. */
@@ -174,20 +174,33 @@ static __device__ __forceinline__ void gemm_hopper_finish_pack(const gemm_hopper
   for (int half = 0; half < 2; ++half)
     row_bias[half] = row_bias_on && row_inside[half] ? gemm_load_one<Out>(e.bias, row + 8 * half) : 0.0f;
   const flashc_activation activation = static_cast<flashc_activation>(e.activation);
-#pragma unroll
-  for (int group = 0; group < BLOCKS / GROUP; ++group) {
-    uint32_t c_words[GROUP][2], bias_words[GROUP];
+  constexpr int GROUPS = BLOCKS / GROUP;
+  /* A group's C and bias words, loaded one group ahead of their use: each group's loads are in
+   * flight while the group before is finished (loaded in the group's own trip, the unrolled
+   * code waited out one round trip per group). */
+  struct group_words {
+    uint32_t c[GROUP][2], bias[GROUP];
+  };
+  auto load_group = [&](int group, group_words& w) {
 #pragma unroll
     for (int jj = 0; jj < GROUP; ++jj) {
       const int j = group * GROUP + jj;
       const bool column_inside = col_first + 8 * j < e.n;
 #pragma unroll
       for (int half = 0; half < 2; ++half)
-        c_words[jj][half] = e.c && column_inside && row_inside[half]
-                                ? *reinterpret_cast<const uint32_t*>(c + c_row + half * c_half_step + 8 * j)
-                                : 0u;
-      bias_words[jj] = column_bias && column_inside ? *reinterpret_cast<const uint32_t*>(bias + col_first + 8 * j) : 0u;
+        w.c[jj][half] = e.c && column_inside && row_inside[half]
+                            ? *reinterpret_cast<const uint32_t*>(c + c_row + half * c_half_step + 8 * j)
+                            : 0u;
+      w.bias[jj] = column_bias && column_inside ? *reinterpret_cast<const uint32_t*>(bias + col_first + 8 * j) : 0u;
     }
+  };
+  group_words ahead[2];
+  load_group(0, ahead[0]);
+#pragma unroll
+  for (int group = 0; group < GROUPS; ++group) {
+    if (group + 1 < GROUPS) load_group(group + 1, ahead[(group + 1) % 2]);
+    const uint32_t(&c_words)[GROUP][2] = ahead[group % 2].c;
+    const uint32_t(&bias_words)[GROUP] = ahead[group % 2].bias;
     float* x = acc + 4 * group * GROUP; /* this group's accumulators: 4 per block (2 per half) */
     if (acc_scale != 1.0f) { /* uniform; ×1 is exact, so skipping it changes no result */
 #pragma unroll
