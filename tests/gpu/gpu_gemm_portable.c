@@ -393,6 +393,24 @@ int main(int argc, char** argv) {
       c.stream_k = out ? 1 : 0;
       run_case(c, &rng);
     }
+  /* the general epilogue with C read in quads (gemm_portable_write_tile, or with
+   * GEMM_PORTABLE_C_READ_AHEAD its read-ahead form): every output dtype × C in its own buffer
+   * or aliasing D × no activation, ReLU, GELU, with a bias; 260 × 516 leaves a last tile row
+   * of 4 rows (threads with fewer rows than they read ahead) and a last tile column of 4;
+   * column-major D turns 260 into the kernel's columns and the bias into a per-row one */
+  for (int out = 0; out < 3 && !layouts_only; ++out)
+    for (int mode = 1; mode <= 2; ++mode)
+      for (int act = 0; act < 3; ++act) {
+        test_rng rng = test_rng_make(seed, ++index);
+        gemm_case c = random_case(&rng);
+        const flashc_dtype outs[] = {FLASHC_DTYPE_FP16, FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP32};
+        c.m = 260, c.n = 516, c.k = 136, c.batch = 1, c.broadcast = 0;
+        c.out_dtype = outs[out];
+        c.cd_layout = (flashc_layout)((out + mode + act) % 2);
+        c.c_mode = mode, c.bias = 1, c.activation = (flashc_activation)act, c.padded_ld = 0;
+        c.stream_k = act == 1 ? 1 : 0;
+        run_case(c, &rng);
+      }
   refusal_case();
   for (int i = 0; i < random_cases; ++i) {
     test_rng rng = test_rng_make(seed, ++index);

@@ -107,6 +107,89 @@ static __device__ __forceinline__ void gemm_portable_write_tile(const float* sta
   }
 }
 
+/* Step 2 for one output dtype with C's quads read ahead (GEMM_PORTABLE_C_READ_AHEAD builds;
+ * gemm_portable_config.cuh): the loop above waits out one load round trip per row — a row's C
+ * quad is asked for in the row's own trip and used at once — which on the Hopper path cost
+ * beta·C a quarter of its speed (0.75 → 0.97 of torch.addmm once read ahead,
+ * docs/NOTES-gemm-hopper.md item 6). Here the thread's next C_AHEAD rows' quads (8 registers of
+ * raw words: 4 quads of 16-bit C, 2 of fp32) are in flight while it finishes a row, in a
+ * shifting array so that every register index stays a constant in the rolled loop. Each
+ * element's arithmetic is the loop above's, in the same order. What the registers did not
+ * allow (ptxas, CUDA 13.0: 4 bytes spilled in the sm_90 code of a 128 × 256 kernel, whose main
+ * loop runs at 255 registers): 16 registers ahead, a per-row bias read ahead too, or the
+ * activation as one branch per row. C may alias D: a thread reads ahead only elements it
+ * writes itself, in rows it has not stored yet. */
+template <class Tile, int Out>
+static __device__ __forceinline__ void gemm_portable_write_tile_read_ahead(const float* staging,
+                                                                           const gemm_portable_args& args,
+                                                                           const void* c, void* d, int m0, int n0) {
+  constexpr int QUADS_PER_ROW = Tile::BLOCK_N / 4;
+  constexpr int ROWS_PER_PASS = Tile::THREADS / QUADS_PER_ROW;
+  constexpr int ROWS_PER_THREAD = Tile::BLOCK_M / ROWS_PER_PASS;
+  static_assert(Tile::THREADS % QUADS_PER_ROW == 0 && Tile::BLOCK_M % ROWS_PER_PASS == 0, "whole rows per pass");
+  constexpr int RAW_QUAD_REGISTERS = static_cast<int>(sizeof(gemm_raw_quad<Out>) / 4);
+  constexpr int C_AHEAD = 8 / RAW_QUAD_REGISTERS < ROWS_PER_THREAD ? 8 / RAW_QUAD_REGISTERS : ROWS_PER_THREAD;
+  const float acc_scale =
+      args.alpha * (args.scale_a ? *args.scale_a : 1.0f) * (args.scale_b ? *args.scale_b : 1.0f);
+  const int col_in_tile = static_cast<int>(threadIdx.x % QUADS_PER_ROW) * 4;
+  const int col = n0 + col_in_tile;
+  if (col >= args.n) return; /* no barrier follows: a thread past the last column may leave */
+  const int first_row = static_cast<int>(threadIdx.x / QUADS_PER_ROW);
+  if (m0 + first_row >= args.m) return;
+  /* This thread's rows inside M: first_row, first_row + ROWS_PER_PASS, ... */
+  const int rows = min(ROWS_PER_THREAD, (args.m - m0 - first_row + ROWS_PER_PASS - 1) / ROWS_PER_PASS);
+  const bool quad = args.quad_access && col + 3 < args.n;
+  const bool c_quads = c && quad, row_bias_on = args.bias && args.bias_per_row;
+  float4 column_bias = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (args.bias && !args.bias_per_row) {
+    if (quad) {
+      column_bias = gemm_load_quad<Out>(args.bias, col);
+    } else {
+      float* b = &column_bias.x;
+      for (int e = 0; e < 4 && col + e < args.n; ++e) b[e] = gemm_load_one<Out>(args.bias, col + e);
+    }
+  }
+  const int64_t c_first = static_cast<int64_t>(m0 + first_row) * args.ldc + col;
+  const int64_t c_step = static_cast<int64_t>(ROWS_PER_PASS) * args.ldc;
+  /* The rows ahead; every slot defined (an undefined one may be kept as a materialized zero). */
+  gemm_raw_quad<Out> c_ahead[C_AHEAD];
+#pragma unroll
+  for (int r = 0; r < C_AHEAD; ++r)
+    c_ahead[r] = c_quads && r < rows ? gemm_load_quad_raw<Out>(c, c_first + r * c_step) : gemm_raw_quad<Out>{};
+  const flashc_activation activation = static_cast<flashc_activation>(args.activation);
+  const float* source = staging + first_row * Tile::STAGING_ROW_FLOATS + col_in_tile;
+  int64_t d_index = static_cast<int64_t>(m0 + first_row) * args.ldd + col;
+  const int64_t d_step = static_cast<int64_t>(ROWS_PER_PASS) * args.ldd;
+#pragma unroll 1
+  for (int r = 0; r < rows; ++r) {
+    float4 x = *reinterpret_cast<const float4*>(source + r * ROWS_PER_PASS * Tile::STAGING_ROW_FLOATS);
+    float* v = &x.x;
+    const float* b = &column_bias.x;
+    const gemm_raw_quad<Out> c_raw = c_ahead[0];
+    const float row_bias = row_bias_on ? gemm_load_one<Out>(args.bias, m0 + first_row + r * ROWS_PER_PASS) : 0.0f;
+#pragma unroll
+    for (int slot = 0; slot + 1 < C_AHEAD; ++slot) c_ahead[slot] = c_ahead[slot + 1];
+    if (c_quads && r + C_AHEAD < rows) c_ahead[C_AHEAD - 1] = gemm_load_quad_raw<Out>(c, c_first + (r + C_AHEAD) * c_step);
+    if (quad) {
+      const float4 c_quad = c ? gemm_quad_of_raw<Out>(c_raw) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const float* cv = &c_quad.x;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[e] = acc_scale * v[e] + args.beta * cv[e] + b[e] + row_bias;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v[e] = fc_gemm_activation_out<Out, false>(v[e], activation);
+      gemm_store_quad<Out>(d, d_index, x);
+    } else {
+      const int64_t c_index = c_first + r * c_step;
+      for (int e = 0; e < 4 && col + e < args.n; ++e) {
+        float value = acc_scale * v[e] + b[e] + row_bias;
+        if (c) value += args.beta * gemm_load_one<Out>(c, c_index + e);
+        gemm_store_one<Out>(d, d_index + e, fc_gemm_activation_out<Out, false>(value, activation));
+      }
+    }
+    d_index += d_step;
+  }
+}
+
 /* Step 2 for a plain tile — D = acc_scale · acc, no C, no bias, no activation, every row and
  * column of the tile inside D, quads allowed: a load, four multiplies, a conversion and a
  * store per quad. The general loop above spends ~90 instructions per quad on the epilogue's
@@ -150,17 +233,23 @@ static __device__ __forceinline__ void gemm_portable_epilogue(const float (&acc)
    * loops. */
   const bool plain = !c && !args.bias && args.activation == FLASHC_ACTIVATION_NONE && args.quad_access &&
                      m0 + Tile::BLOCK_M <= args.m && n0 + Tile::BLOCK_N <= args.n;
+#if GEMM_PORTABLE_C_READ_AHEAD
+#define GEMM_PORTABLE_WRITE_TILE gemm_portable_write_tile_read_ahead
+#else
+#define GEMM_PORTABLE_WRITE_TILE gemm_portable_write_tile
+#endif
   switch (args.d_dtype) {
     case FLASHC_DTYPE_FP16:
       if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, d, m0, n0);
-      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0);
+      else GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0);
       break;
     case FLASHC_DTYPE_BF16:
       if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, d, m0, n0);
-      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0);
+      else GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0);
       break;
-    default: gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP32>(staging, args, c, d, m0, n0); break;
+    default: GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_FP32>(staging, args, c, d, m0, n0); break;
   }
+#undef GEMM_PORTABLE_WRITE_TILE
 }
 
 #endif
