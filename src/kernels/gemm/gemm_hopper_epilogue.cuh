@@ -145,8 +145,8 @@ static __device__ __forceinline__ void gemm_hopper_pack_d(float (&acc)[BlockN / 
  * columns 8j + 2q, +1 in rows g and g + 8, so no shared memory is needed — a group of
  * BLOCKS_PER_GROUP column blocks at a time, loaded while the group before is finished (16 C
  * words in flight per thread; the whole tile's 64 words at once spilled in the 29th session's
- * sketch); a per-column bias likewise (one word per block), a per-row bias once per tile. Each option is one warpgroup-uniform branch per
- * group. Rows past M and columns past N read nothing (N is a multiple of 8 for a TMA-stored
+ * sketch); a per-column bias likewise (one word per block), a per-row bias once per tile.
+ * Each option is one warpgroup-uniform branch per group. Rows past M and columns past N read nothing (N is a multiple of 8 for a TMA-stored
  * 16-bit D, so a pair is wholly inside or outside); the TMA store drops them. C may alias D:
  * the tile's C is read here, before any of its D is stored. */
 template <int Out, int BlockN>
