@@ -19,7 +19,8 @@
  * Off by default until it has run on a GPU: compiled and ptxas-clean (30th session, no device
  * lent), not yet tested or timed there. A build to try it:
  * cmake -DCMAKE_CUDA_FLAGS=-DGEMM_HOPPER_FUSED_IN_REGISTERS=1 (docs/NOTES-gemm-hopper.md, item 6).
- * Off, the kernels' code is what it was before the option existed (bench/sass_diff.sh). */
+ * Off, the kernels' code is what it was before the option existed (bench/sass_diff.sh). Once
+ * measured and kept, the switch goes (the fused path on whenever e.fused_pairs). */
 #ifndef GEMM_HOPPER_FUSED_IN_REGISTERS
 #define GEMM_HOPPER_FUSED_IN_REGISTERS 0
 #endif
