@@ -55,6 +55,22 @@ static __device__ __forceinline__ void gemm_portable_stage_accumulators(
     }
 }
 
+/* A per-column bias for the thread's four columns from `col` (zeros without one, or where it is
+ * per row; one quad load where quads are allowed, else element by element inside N). */
+template <int Out>
+static __device__ __forceinline__ float4 gemm_portable_column_bias(const gemm_portable_args& args, int col, bool quad) {
+  float4 column_bias = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (args.bias && !args.bias_per_row) {
+    if (quad) {
+      column_bias = gemm_load_quad<Out>(args.bias, col);
+    } else {
+      float* b = &column_bias.x;
+      for (int e = 0; e < 4 && col + e < args.n; ++e) b[e] = gemm_load_one<Out>(args.bias, col + e);
+    }
+  }
+  return column_bias;
+}
+
 /* Step 2 for one output dtype: c and d already point at this batch's matrices; (m0, n0) is
  * the block tile's origin. */
 template <class Tile, int Out>
@@ -69,15 +85,7 @@ static __device__ __forceinline__ void gemm_portable_write_tile(const float* sta
   const int col = n0 + col_in_tile;
   if (col >= args.n) return; /* no barrier follows: a thread past the last column may leave */
   const bool quad = args.quad_access && col + 3 < args.n;
-  float4 column_bias = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (args.bias && !args.bias_per_row) {
-    if (quad) {
-      column_bias = gemm_load_quad<Out>(args.bias, col);
-    } else {
-      float* b = &column_bias.x;
-      for (int e = 0; e < 4 && col + e < args.n; ++e) b[e] = gemm_load_one<Out>(args.bias, col + e);
-    }
-  }
+  const float4 column_bias = gemm_portable_column_bias<Out>(args, col, quad);
 #pragma unroll 1
   for (int row_in_tile = static_cast<int>(threadIdx.x / QUADS_PER_ROW); row_in_tile < Tile::BLOCK_M;
        row_in_tile += ROWS_PER_PASS) {
@@ -140,15 +148,7 @@ static __device__ __forceinline__ void gemm_portable_write_tile_read_ahead(const
   const int rows = min(ROWS_PER_THREAD, (args.m - m0 - first_row + ROWS_PER_PASS - 1) / ROWS_PER_PASS);
   const bool quad = args.quad_access && col + 3 < args.n;
   const bool c_quads = c && quad, row_bias_on = args.bias && args.bias_per_row;
-  float4 column_bias = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (args.bias && !args.bias_per_row) {
-    if (quad) {
-      column_bias = gemm_load_quad<Out>(args.bias, col);
-    } else {
-      float* b = &column_bias.x;
-      for (int e = 0; e < 4 && col + e < args.n; ++e) b[e] = gemm_load_one<Out>(args.bias, col + e);
-    }
-  }
+  const float4 column_bias = gemm_portable_column_bias<Out>(args, col, quad);
   const int64_t c_first = static_cast<int64_t>(m0 + first_row) * args.ldc + col;
   const int64_t c_step = static_cast<int64_t>(ROWS_PER_PASS) * args.ldc;
   /* The rows ahead; every slot defined (an undefined one may be kept as a materialized zero). */
