@@ -393,8 +393,7 @@ int main(int argc, char** argv) {
       c.stream_k = out ? 1 : 0;
       run_case(c, &rng);
     }
-  /* the general epilogue with C read in quads (gemm_portable_write_tile, or with
-   * GEMM_PORTABLE_C_READ_AHEAD its read-ahead form): every output dtype × C in its own buffer
+  /* the general epilogue with C read in quads, rows ahead (gemm_portable_write_tile): every output dtype × C in its own buffer
    * or aliasing D × no activation, ReLU, GELU, with a bias; 260 × 516 leaves a last tile row
    * of 4 rows (threads with fewer rows than they read ahead) and a last tile column of 4;
    * column-major D turns 260 into the kernel's columns and the bias into a per-row one */

@@ -14,17 +14,6 @@
 
 #include <stdint.h>
 
-/* Fused epilogues (C, bias, activation) finished in registers and stored like plain tiles while
- * the next tile's first k-tile runs (gemm_hopper_finish_pack, gemm_hopper_consume_tiles_overlapped).
- * Off by default until it has run on a GPU: compiled and ptxas-clean (30th session, no device
- * lent), not yet tested or timed there. A build to try it:
- * cmake -DCMAKE_CUDA_FLAGS=-DGEMM_HOPPER_FUSED_IN_REGISTERS=1 (docs/NOTES-gemm-hopper.md, item 6).
- * Off, the kernels' code is what it was before the option existed (bench/sass_diff.sh). Once
- * measured and kept, the switch goes (the fused path on whenever e.fused_pairs). */
-#ifndef GEMM_HOPPER_FUSED_IN_REGISTERS
-#define GEMM_HOPPER_FUSED_IN_REGISTERS 0
-#endif
-
 /* Input element kinds the kernel is instantiated for (a compile-time parameter). */
 enum gemm_hopper_input { GEMM_INPUT_F16 = 0, GEMM_INPUT_BF16 = 1, GEMM_INPUT_E4M3 = 2 };
 

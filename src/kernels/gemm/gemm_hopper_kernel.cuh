@@ -249,8 +249,8 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     c.staging = epilogue_staging + c.consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
     c.staging_barrier = 1u + static_cast<uint32_t>(c.consumer); /* named barrier: this warpgroup's staging */
     /* Tiles into a 16-bit D by TMA store leave while the next tile's first k-tile runs: plain
-     * ones, and in builds with GEMM_HOPPER_FUSED_IN_REGISTERS (gemm_hopper_config.cuh) fused
-     * ones (C, bias, activation) whose operands allow it (e.fused_pairs).
+     * ones, and fused ones (C, bias, activation) whose operands allow it (e.fused_pairs), whose
+     * finish runs in registers (gemm_hopper_finish_pack).
      * Not for e4m3: its WGMMAs write only the partial accumulators, so its epilogue already
      * runs beside the next k-tiles, and the same stream-through-tiles loop measured ±0 (H200,
      * torch._scaled_mm ratio 0.958/0.974 → 0.970/0.954 at 4096³, same call). */
@@ -263,16 +263,13 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
           gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, false>(params, ring, units, c);
         else
           gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, false>(params, ring, units, c);
-      }
-#if GEMM_HOPPER_FUSED_IN_REGISTERS
-      else if (e.fused_pairs) { /* implies d_tma and a 16-bit D */
+      } else if (e.fused_pairs) { /* implies d_tma and a 16-bit D */
         overlapped = true;
         if (e.d_dtype == FLASHC_DTYPE_BF16)
           gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, true>(params, ring, units, c);
         else
           gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, true>(params, ring, units, c);
       }
-#endif
     }
 #endif
     if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, units, c);

@@ -34,16 +34,6 @@
 #include "flashc.h"
 #include "kernels/launch.h"
 
-/* The general epilogue with C's quads read ahead
- * (gemm_portable_write_tile_read_ahead, gemm_portable_epilogue.cuh). Off by default until it
- * has run on a GPU: compiled and spill-free (30th session, no device lent), not yet tested or
- * timed there. A build to try it: cmake -DCMAKE_CUDA_FLAGS=-DGEMM_PORTABLE_C_READ_AHEAD=1
- * (docs/NOTES-gemm-portable.md, "The general epilogue"). Once measured and kept, the switch
- * and gemm_portable_write_tile (the per-row form it replaces) go. */
-#ifndef GEMM_PORTABLE_C_READ_AHEAD
-#define GEMM_PORTABLE_C_READ_AHEAD 0
-#endif
-
 /* The tile shapes the launcher can pick (an index into the instantiation tables). */
 enum gemm_portable_tile_id {
   GEMM_PORTABLE_TILE_128x256 = 0,

@@ -11,7 +11,7 @@
  *   2. write: the threads walk the tile row by row, four consecutive columns each (one
  *      16-byte shared load, one 8- or 16-byte global store: whole 32-byte sectors, where
  *      storing straight from the fragments filled half of each), in a loop that is not
- *      unrolled.
+ *      unrolled, C's quads loaded a few rows ahead (gemm_portable_write_tile).
  * Why: the fragment-order epilogue this replaces was straight-line code — 32 fragments × 2
  * rows × (vector, scalar) paths × 3 output dtypes, tens of thousands of instructions run
  * once per tile — and the H200 spent 26 % of the kernel's warp samples in it, most of them
@@ -71,66 +71,21 @@ static __device__ __forceinline__ float4 gemm_portable_column_bias(const gemm_po
   return column_bias;
 }
 
-/* Step 2 for one output dtype: c and d already point at this batch's matrices; (m0, n0) is
- * the block tile's origin. */
+/* Step 2 for one output dtype, C's quads read ahead: c and d already point at this batch's
+ * matrices; (m0, n0) is the block tile's origin. A loop that asks for a row's C quad in the
+ * row's own trip waits out one load round trip per row (on the Hopper path that cost beta·C a
+ * quarter of its speed, docs/NOTES-gemm-hopper.md item 6; here the per-row form read 0.47/0.58
+ * of torch.addmm at 8192² × K 1024/4096 bf16, this one 0.53/0.61, H200, 31st session). So the
+ * thread's next C_AHEAD rows' quads (8 registers of raw words: 4 quads of 16-bit C, 2 of fp32)
+ * are in flight while it finishes a row, in a shifting array so that every register index
+ * stays a constant in the rolled loop. What the registers did not allow (ptxas, CUDA 13.0:
+ * 4 bytes spilled in the sm_90 code of a 128 × 256 kernel, whose main loop runs at 255
+ * registers): 16 registers ahead, a per-row bias read ahead too, or the activation as one
+ * branch per row. C may alias D: a thread reads ahead only elements it writes itself, in rows
+ * it has not stored yet. */
 template <class Tile, int Out>
 static __device__ __forceinline__ void gemm_portable_write_tile(const float* staging, const gemm_portable_args& args,
                                                                 const void* c, void* d, int m0, int n0) {
-  constexpr int QUADS_PER_ROW = Tile::BLOCK_N / 4;
-  constexpr int ROWS_PER_PASS = Tile::THREADS / QUADS_PER_ROW;
-  static_assert(Tile::THREADS % QUADS_PER_ROW == 0 && Tile::BLOCK_M % ROWS_PER_PASS == 0, "whole rows per pass");
-  const float acc_scale =
-      args.alpha * (args.scale_a ? *args.scale_a : 1.0f) * (args.scale_b ? *args.scale_b : 1.0f);
-  const int col_in_tile = static_cast<int>(threadIdx.x % QUADS_PER_ROW) * 4;
-  const int col = n0 + col_in_tile;
-  if (col >= args.n) return; /* no barrier follows: a thread past the last column may leave */
-  const bool quad = args.quad_access && col + 3 < args.n;
-  const float4 column_bias = gemm_portable_column_bias<Out>(args, col, quad);
-#pragma unroll 1
-  for (int row_in_tile = static_cast<int>(threadIdx.x / QUADS_PER_ROW); row_in_tile < Tile::BLOCK_M;
-       row_in_tile += ROWS_PER_PASS) {
-    const int row = m0 + row_in_tile;
-    if (row >= args.m) break;
-    float4 x = *reinterpret_cast<const float4*>(staging + row_in_tile * Tile::STAGING_ROW_FLOATS + col_in_tile);
-    float* v = &x.x;
-    const float* b = &column_bias.x;
-    const float row_bias = args.bias && args.bias_per_row ? gemm_load_one<Out>(args.bias, row) : 0.0f;
-    const int64_t d_index = static_cast<int64_t>(row) * args.ldd + col;
-    const int64_t c_index = static_cast<int64_t>(row) * args.ldc + col;
-    if (quad) {
-      float4 c_quad = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (c) c_quad = gemm_load_quad<Out>(c, c_index);
-      const float* cv = &c_quad.x;
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        v[e] = fc_gemm_activation_out<Out, false>(acc_scale * v[e] + args.beta * cv[e] + b[e] + row_bias, args.activation);
-      gemm_store_quad<Out>(d, d_index, x);
-    } else {
-      for (int e = 0; e < 4 && col + e < args.n; ++e) {
-        float value = acc_scale * v[e] + b[e] + row_bias;
-        if (c) value += args.beta * gemm_load_one<Out>(c, c_index + e);
-        gemm_store_one<Out>(d, d_index + e, fc_gemm_activation_out<Out, false>(value, args.activation));
-      }
-    }
-  }
-}
-
-/* Step 2 for one output dtype with C's quads read ahead (GEMM_PORTABLE_C_READ_AHEAD builds;
- * gemm_portable_config.cuh): the loop above waits out one load round trip per row — a row's C
- * quad is asked for in the row's own trip and used at once — which on the Hopper path cost
- * beta·C a quarter of its speed (0.75 → 0.97 of torch.addmm once read ahead,
- * docs/NOTES-gemm-hopper.md item 6). Here the thread's next C_AHEAD rows' quads (8 registers of
- * raw words: 4 quads of 16-bit C, 2 of fp32) are in flight while it finishes a row, in a
- * shifting array so that every register index stays a constant in the rolled loop. Each
- * element's arithmetic is the loop above's, in the same order. What the registers did not
- * allow (ptxas, CUDA 13.0: 4 bytes spilled in the sm_90 code of a 128 × 256 kernel, whose main
- * loop runs at 255 registers): 16 registers ahead, a per-row bias read ahead too, or the
- * activation as one branch per row. C may alias D: a thread reads ahead only elements it
- * writes itself, in rows it has not stored yet. */
-template <class Tile, int Out>
-static __device__ __forceinline__ void gemm_portable_write_tile_read_ahead(const float* staging,
-                                                                           const gemm_portable_args& args,
-                                                                           const void* c, void* d, int m0, int n0) {
   constexpr int QUADS_PER_ROW = Tile::BLOCK_N / 4;
   constexpr int ROWS_PER_PASS = Tile::THREADS / QUADS_PER_ROW;
   constexpr int ROWS_PER_THREAD = Tile::BLOCK_M / ROWS_PER_PASS;
@@ -192,7 +147,7 @@ static __device__ __forceinline__ void gemm_portable_write_tile_read_ahead(const
 
 /* Step 2 for a plain tile — D = acc_scale · acc, no C, no bias, no activation, every row and
  * column of the tile inside D, quads allowed: a load, four multiplies, a conversion and a
- * store per quad. The general loop above spends ~90 instructions per quad on the epilogue's
+ * store per quad. The general loop spends ~90 instructions per quad on the epilogue's
  * options even when none is set (16 % of the kernel's executed instructions at 4096³, ncu,
  * H200); this one ~15. For 16-bit D only, and not unrolled: with an fp32 copy too, or
  * unrolled by 2 or 4, ptxas (CUDA 13.0) spilled 4 bytes in the sm_80 kernel with A and B
@@ -233,23 +188,17 @@ static __device__ __forceinline__ void gemm_portable_epilogue(const float (&acc)
    * loops. */
   const bool plain = !c && !args.bias && args.activation == FLASHC_ACTIVATION_NONE && args.quad_access &&
                      m0 + Tile::BLOCK_M <= args.m && n0 + Tile::BLOCK_N <= args.n;
-#if GEMM_PORTABLE_C_READ_AHEAD
-#define GEMM_PORTABLE_WRITE_TILE gemm_portable_write_tile_read_ahead
-#else
-#define GEMM_PORTABLE_WRITE_TILE gemm_portable_write_tile
-#endif
   switch (args.d_dtype) {
     case FLASHC_DTYPE_FP16:
       if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, d, m0, n0);
-      else GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0);
+      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP16>(staging, args, c, d, m0, n0);
       break;
     case FLASHC_DTYPE_BF16:
       if (plain) gemm_portable_write_plain_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, d, m0, n0);
-      else GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0);
+      else gemm_portable_write_tile<Tile, FLASHC_DTYPE_BF16>(staging, args, c, d, m0, n0);
       break;
-    default: GEMM_PORTABLE_WRITE_TILE<Tile, FLASHC_DTYPE_FP32>(staging, args, c, d, m0, n0); break;
+    default: gemm_portable_write_tile<Tile, FLASHC_DTYPE_FP32>(staging, args, c, d, m0, n0); break;
   }
-#undef GEMM_PORTABLE_WRITE_TILE
 }
 
 #endif
