@@ -139,6 +139,18 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
       wgmma_wait_group<1>();
       if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]); /* read by the group before */
       previous_stage = stage;
+      if constexpr (Fused && GEMM_HOPPER_FUSED_C_PREFETCH_K_TILES > 0) {
+        /* C into L2 a few k-tiles before the finish reads it (the unit's coordinates derived
+         * again here, once per unit, rather than kept live through the loop). */
+        if (k_tile + GEMM_HOPPER_FUSED_C_PREFETCH_K_TILES == k_count) {
+          const gemm_hopper_work unit = gemm_hopper_last_work<true>(s, units, cursor);
+          if (unit.k_end == s.k_tiles) {
+            const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(s, unit.linear);
+            gemm_hopper_prefetch_c<T::BLOCK_N>(e, tile.batch, tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
+                                               tile.tile_n * T::BLOCK_N, c.thread);
+          }
+        }
+      }
       if (++k_tile < k_count) continue;
     }
     /* The unit is complete: settle it (stream-K), pack a tile to store, free the accumulators. */
