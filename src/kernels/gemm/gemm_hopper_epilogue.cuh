@@ -9,7 +9,9 @@
  *   general (C, bias or an activation; any D): through the staging buffers as fp32, finished
  *     row by row in a compact loop with vector loads and stores, a chunk's C quads all in
  *     flight at once (gemm_hopper_store_general); C's lines are prefetched into L2 when the
- *     tile's K loop starts (gemm_hopper_prefetch_c);
+ *     tile's K loop starts (gemm_hopper_prefetch_c); for a 16-bit TMA-stored D with C and bias
+ *     in aligned pairs, finished in registers instead (gemm_hopper_finish_pack) and stored
+ *     like a plain tile;
  *   plain (none of those) with a TMA store (D 16-byte aligned, ldd and stride_d multiples of
  *     16 bytes, rows of whole 16-byte granules): the tile leaves in
  *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
@@ -483,8 +485,9 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   }
 }
 
-/* The general epilogue reads C at the end of the tile, row by row, while the tensor core idles:
- * asked for when the tile's K loop starts, C's lines wait in L2 instead of DRAM by then. Two
+/* The epilogues read C at the end of the tile while the tensor core idles: asked for earlier
+ * (the general one when the tile's K loop starts, the fused finish of the overlapped loop
+ * GEMM_HOPPER_FUSED_C_PREFETCH_K_TILES before its end), C's lines wait in L2 instead. Two
  * threads per row of the warpgroup's 64 (rows row0 .., columns col0 .. col0 + BlockN − 1),
  * alternating over the row's 128-byte lines; every address prefetched lies inside C. */
 template <int BlockN>
