@@ -148,9 +148,10 @@ static __device__ __forceinline__ void gemm_hopper_pack_d(float (&acc)[BlockN / 
  * BLOCKS_PER_GROUP column blocks at a time, loaded while the group before is finished (16 C
  * words in flight per thread; the whole tile's 64 words at once spilled in the 29th session's
  * sketch); a per-column bias likewise (one word per block), a per-row bias once per tile.
- * Each option is one warpgroup-uniform branch per group. Rows past M and columns past N read nothing (N is a multiple of 8 for a TMA-stored
- * 16-bit D, so a pair is wholly inside or outside); the TMA store drops them. C may alias D:
- * the tile's C is read here, before any of its D is stored. */
+ * Each option is one warpgroup-uniform branch per group. Rows past M and columns past N read
+ * nothing (N is a multiple of 8 for a TMA-stored 16-bit D, so a pair is wholly inside or
+ * outside); the TMA store drops them. C may alias D: the tile's C is read here, before any of
+ * its D is stored. C was prefetched into L2 a few k-tiles earlier (the overlapped loop). */
 template <int Out, int BlockN>
 static __device__ __forceinline__ void gemm_hopper_finish_pack(const gemm_hopper_epilogue_args& e,
                                                                float (&acc)[BlockN / 2], float acc_scale, int batch,
