@@ -274,7 +274,7 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
     double* A = (double*)malloc((size_t)m * (size_t)k * sizeof(double));
     double* Bt = (double*)malloc((size_t)n * (size_t)k * sizeof(double));
     if (!A || !Bt) test_fatal("out of host memory");
-    double max_term = 0.0;
+    double max_error = 0.0; /* the accumulation's largest allowed error, before alpha and the scales */
     for (int bi = 0; bi < gc->batch; ++bi) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t kk = 0; kk < k; ++kk)
@@ -282,33 +282,33 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
       for (int64_t j = 0; j < n; ++j)
         for (int64_t kk = 0; kk < k; ++kk)
           Bt[j * k + kk] = test_load(b, bi * stride_b + (gc->b_layout == FLASHC_ROW_MAJOR ? kk * ldb + j : j * ldb + kk), gc->in);
-#pragma omp parallel for schedule(dynamic, 4) reduction(max : max_term)
+#pragma omp parallel for schedule(dynamic, 4) reduction(max : max_error)
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j) {
           const double* a_row = A + i * k;
           const double* b_row = Bt + j * k;
-          /* e4m3: the emulated accumulator's error; fp32 output: the accumulation term (see
-           * the top of the file), every product and the running sum after each k-step. */
-          double term = 0.0, partial = 0.0;
+          /* (top of the file) e4m3: twice the emulated accumulator's error, FA's factor for a
+           * same-precision run; fp32 output: one ulp of 24 bits of every product and of the
+           * running sum after each k-step. */
+          double error;
           if (e4m3) {
-            term = e4m3_accumulation_error(a_row, b_row, k);
+            error = 2.0 * e4m3_accumulation_error(a_row, b_row, k);
           } else {
+            double term = 0.0, partial = 0.0;
             for (int64_t kk = 0; kk < k; ++kk) {
               const double product = a_row[kk] * b_row[kk];
               partial += product;
               term += fabs(product);
               if ((kk + 1) % FP16_MMA_K_STEP == 0 || kk + 1 == k) term += fabs(partial);
             }
+            error = ldexp(1.0, -23) * term;
           }
-          if (term > max_term) max_term = term;
+          if (error > max_error) max_error = error;
         }
     }
     free(A), free(Bt);
     const double steepest_slope = gc->act == FLASHC_ACTIVATION_GELU ? 1.13 : 1.0; /* max GELU'(x) ≈ 1.129 */
-    /* e4m3: twice the emulated error, FA's factor for a same-precision run; fp32 output: one
-     * ulp of 24 bits per term. */
-    const double accumulation_error = e4m3 ? 2.0 * max_term : ldexp(1.0, -23) * max_term;
-    extra_atol = accumulation_error * fabs(gc->alpha) * scales[0] * scales[1] * steepest_slope;
+    extra_atol = max_error * fabs(gc->alpha) * scales[0] * scales[1] * steepest_slope;
   }
 
   /* The device run. */
