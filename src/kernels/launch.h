@@ -42,6 +42,10 @@ typedef struct fc_cuda_context {
   int gemm_hopper_block_n; /* 0: the tile heuristic; 256, 128 or 64 force that 16-bit tile width,
                               128 or 144 that e4m3 width (tests and benchmarks set it on their
                               handle) */
+  int gemm_hopper_chains;   /* the 16-bit 128 × 256 tile's WGMMA chains per k-step
+                               (gemm_hopper_config.cuh): 0 two where every CTA has one whole plain
+                               tile into a TMA-stored 16-bit D, else one; 1 or 2 force that count
+                               on every 256-wide 16-bit launch (tests, benchmarks) */
   int gemm_hopper_stream_k; /* 0: stream-K where the cost model predicts a gain; 1: wherever the
                                tiles leave a partial last round; -1: never (tests, benchmarks) */
   int gemm_portable_stream_k; /* the portable GEMM's stream-K tail (gemm_portable_stream_k.cuh): 0

@@ -68,6 +68,7 @@ typedef struct gemm_case {
   int tile_n; /* Hopper tile width forced on the handle (e4m3: 256 → 144, 64 → heuristic); 0 = the heuristic */
   int alias_cd; /* C is D's own buffer (beta != 0; same layout, ld and batch stride) */
   int stream_k; /* Hopper stream-K forced on the handle: 1 on, -1 off, 0 the cost model */
+  int chains;   /* WGMMA chains of the 16-bit 256-wide tile forced on the handle (1, 2); 0 the rule */
 } gemm_case;
 
 /* The 16-bit mma / wgmma k-step of the fp32-output accumulation term (top of the file). */
@@ -158,11 +159,11 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
       gc->in == FLASHC_DTYPE_E4M3 ? (gc->tile_n == 256 ? 144 : gc->tile_n == 64 ? 0 : gc->tile_n) : gc->tile_n;
   char name[256];
   snprintf(name, sizeof name,
-           "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d%s",
+           "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d ch%d%s",
            test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
            layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
            gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
-           gc->algo, forced_block_n, gc->stream_k, gc->alias_cd ? " c=d" : "");
+           gc->algo, forced_block_n, gc->stream_k, gc->chains, gc->alias_cd ? " c=d" : "");
   const int64_t m = gc->m, n = gc->n, k = gc->k;
   const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
   const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
@@ -326,9 +327,11 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
     expect_refusal = 1;
   handle->cuda.gemm_hopper_block_n = forced_block_n;
   handle->cuda.gemm_hopper_stream_k = gc->stream_k;
+  handle->cuda.gemm_hopper_chains = gc->chains;
   status = flashc_gemm(handle, &p, NULL, 0, NULL);
   handle->cuda.gemm_hopper_block_n = 0;
   handle->cuda.gemm_hopper_stream_k = 0;
+  handle->cuda.gemm_hopper_chains = 0;
   int pass;
   if (expect_refusal) {
     pass = status == FLASHC_STATUS_NOT_SUPPORTED || status == FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
@@ -595,6 +598,49 @@ int main(int argc, char** argv) {
       gc.broadcast_c = i % 4 == 2;
       gc.stream_k = i % 4 == 1 ? 1 : 0;
       gc.tile_n = tile_forced ? tile_fixed : 256;
+      rng = test_rng_make(seed, stream++);
+      run_case(handle, &rng, &gc);
+    }
+
+    /* The 256-wide 16-bit tile on one and on two WGMMA chains per k-step (gemm_hopper_config.cuh)
+     * in every layout: 304 × 520 × (200…224) is 3 × 3 tiles, fewer than SMs, so with two chains
+     * each CTA's tile ends in halves (gemm_hopper_finish_in_halves): 4 k-tiles, the last
+     * partial; a last tile row whose second warpgroup has no rows (304 = 2 · 128 + 48, its
+     * stores return early) and a last tile column of 8 (the first half stores one chunk, the
+     * second none). Then two chains where the rule never puts them, to keep every path of that
+     * instantiation correct: C + bias + GELU finished in registers, an fp32 D (the
+     * non-overlapped loop), a column-major D with a bias per row, and stream-K (split units
+     * never end in halves). */
+    for (int t = 0; t < 2; ++t)
+      for (int al = 0; al < 2; ++al)
+        for (int bl = 0; bl < 2; ++bl)
+          for (int chains = 1; chains <= 2; ++chains) {
+            memset(&gc, 0, sizeof gc);
+            gc.in = gc.out = ins16[t];
+            gc.a_layout = (flashc_layout)al;
+            gc.b_layout = (flashc_layout)bl;
+            gc.m = 304;
+            gc.n = 520;
+            gc.k = 200 + 8 * (al + 2 * bl);
+            gc.batch = 1;
+            gc.alpha = 0.5f;
+            gc.algo = FLASHC_GEMM_ALGO_HOPPER;
+            gc.tile_n = tile_forced ? tile_fixed : 256;
+            gc.chains = chains;
+            rng = test_rng_make(seed, stream++);
+            run_case(handle, &rng, &gc);
+          }
+    for (int i = 0; i < 4; ++i) {
+      gc = hopper_k_major_case(i % 2 ? FLASHC_DTYPE_FP16 : FLASHC_DTYPE_BF16, i == 1 ? FLASHC_DTYPE_FP32 : FLASHC_DTYPE_BF16,
+                               300, 520, 520, i == 3 ? 20 : 1, 0.75f);
+      if (i == 0) set_epilogue(&gc, 0.5f, 1, FLASHC_ACTIVATION_GELU);
+      if (i == 2) {
+        gc.cd_layout = FLASHC_COL_MAJOR;
+        set_epilogue(&gc, 0.0f, 1, FLASHC_ACTIVATION_RELU);
+      }
+      gc.stream_k = i == 3 ? 1 : 0;
+      gc.tile_n = tile_forced ? tile_fixed : 256;
+      gc.chains = 2;
       rng = test_rng_make(seed, stream++);
       run_case(handle, &rng, &gc);
     }

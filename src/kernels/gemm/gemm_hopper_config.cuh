@@ -24,6 +24,19 @@
 #define GEMM_HOPPER_FUSED_C_PREFETCH_K_TILES 4
 #endif
 
+/* WGMMA chains per consumer k-step, a compile-time parameter of the kernel. Every kernel runs one
+ * chain (one m64nBLOCK_N WGMMA per k-step). The 16-bit 128 × 256 tile has a second instantiation
+ * with two: two m64n128 WGMMAs per k-step on the two halves of the accumulator fragment
+ * (columns 0–127 and 128–255), as cuBLASLt's nvjet kernels issue them. That reads A twice (+20 %
+ * shared-memory reads per k-tile: 4096³ ran 0.3–0.5 % slower, 32nd–33rd sessions), but lets the
+ * CTA's last tile run its last k-tile as two commit groups and store the first half's columns
+ * while the second half's WGMMAs run (gemm_hopper_finish_in_halves; on the one-chain
+ * accumulator that split made ptxas serialize every WGMMA, C7511). The end of a CTA's only tile
+ * is the whole tail of a one-round problem, so the host picks two chains when every CTA has one
+ * whole plain tile into a TMA-stored 16-bit D (2048³ bf16: 0.986 → 1.005 of cuBLASLt). */
+constexpr int GEMM_HOPPER_ONE_CHAIN = 1;
+constexpr int GEMM_HOPPER_TWO_CHAINS = 2;
+
 /* Input element kinds the kernel is instantiated for (a compile-time parameter). */
 enum gemm_hopper_input { GEMM_INPUT_F16 = 0, GEMM_INPUT_BF16 = 1, GEMM_INPUT_E4M3 = 2 };
 

@@ -267,7 +267,7 @@ struct gemm_hopper_packed_pairs {
  * from the accumulators or from a packed tile. `staging`: this warpgroup's 2 buffers
  * (1024-aligned); `chunk_counter`: chunks this warpgroup has stored so far (selects the
  * buffer). */
-template <int Out, int BlockN, typename PairWords>
+template <int Out, int BlockN, typename PairWords, int FirstChunk = 0, int EndChunk = -1>
 static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
                                                              const CUtensorMap* map_d, const PairWords& pair_words,
                                                              int batch, int row0, int col0, int thread,
@@ -284,8 +284,10 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
   const bool issuer = thread == 0;
+  /* [FirstChunk, EndChunk): a part of the tile's columns (gemm_hopper_finish_in_halves). */
+  constexpr int END_CHUNK = EndChunk < 0 ? BlockN / CHUNK : EndChunk;
 #pragma unroll
-  for (int chunk = 0; chunk < BlockN / CHUNK; ++chunk) {
+  for (int chunk = FirstChunk; chunk < END_CHUNK; ++chunk) {
     const int chunk_col0 = col0 + chunk * CHUNK;
     if (chunk_col0 >= e.n) break; /* uniform */
     uint8_t* buffer = staging + (chunk_counter & 1u) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;

@@ -14,8 +14,8 @@
  * Units of work (whole tiles, or k-ranges of the stream-K tiles of the last partial round) come
  * from gemm_hopper_scheduler.cuh; split tiles are handed over through the workspace
  * (gemm_hopper_stream_k.cuh); shapes from gemm_hopper_config.cuh.
- * Instantiated per (input kind, tile width, A MN-major, B MN-major) in gemm_hopper_{f16,bf16}*.cu
- * and gemm_hopper_e4m3{,_n144}.cu.
+ * Instantiated per (input kind, tile width, A MN-major, B MN-major, WGMMA chains per k-step —
+ * gemm_hopper_config.cuh) in gemm_hopper_{f16,bf16}*.cu and gemm_hopper_e4m3{,_n144}.cu.
  * Check: tests/gpu/gpu_gemm.c; `nvcc -Xptxas -v`: no spills, no stack frame, no C7510/C7519.
  */
 #ifndef FLASHC_KERNELS_GEMM_HOPPER_KERNEL_CUH
@@ -63,7 +63,7 @@ struct gemm_hopper_consumer_context {
  * both (gemm_hopper_next_work), ptxas moved the e4m3 k-loop's descriptor arithmetic out of
  * the uniform registers (R2UR per descriptor, +11 % instructions per k-tile), so the hot loop
  * stays the data-parallel one it was. */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopper_params& params,
                                                                  const gemm_hopper_ring& ring,
                                                                  uint32_t units,
@@ -79,7 +79,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
     const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
     if (work.k_end == s.k_tiles) /* this CTA stores the tile: no-op without C */
       gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread);
-    gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, work.k_end - work.k_begin, ring, position);
+    gemm_hopper_consume<Input, BlockN, AMnMajor, BMnMajor, Chains>(acc, c.consumer, work.k_end - work.k_begin, ring, position);
     if constexpr (decltype(split)::value) {
       if (!gemm_hopper_stream_k_settle<T::ACCUMULATORS>(params.stream_k, s, work, c.consumer, acc, c.thread,
                                                         c.staging_barrier))
@@ -100,6 +100,50 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
     run_unit(gemm_hopper_stream_k_unit<true>(units, index), std::true_type{});
 }
 
+/* The CTA's last tile (whole, plain, 16-bit D by TMA) on two chains, its last k-tile not yet
+ * issued and the k-tile before it in flight (`previous_stage`): the last k-tile's two chains
+ * (gemm_hopper_half_chain) go as two commit groups. Once the first is complete (with the
+ * k-tile before it), the first half's chunks are packed and stored while the second half's
+ * WGMMAs run; then the rest. */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out>
+static __device__ __forceinline__ void gemm_hopper_finish_in_halves(const gemm_hopper_params& params,
+                                                                    const gemm_hopper_ring& ring,
+                                                                    ring_position& position, int previous_stage,
+                                                                    const gemm_hopper_tile_coord& tile,
+                                                                    float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
+                                                                    const gemm_hopper_consumer_context& c,
+                                                                    uint32_t& chunk_counter) {
+  using T = gemm_hopper_tile<Input, BlockN>;
+  constexpr int CHUNKS = BlockN * gemm_out_traits<Out>::BYTES / static_cast<int>(gemm_hopper_d_chunk_bytes(BlockN));
+  static_assert(CHUNKS % 2 == 0, "each half of the columns is whole chunks");
+  using pairs_t = gemm_hopper_scaled_pairs<Out, BlockN>;
+  const int stage = position.stage;
+  uint64_t desc_a[T::WGMMAS_PER_K_TILE], desc_b[T::WGMMAS_PER_K_TILE];
+  gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(smem_u32(ring.slots), stage, c.consumer, desc_a, desc_b);
+  mbarrier_wait_parity(&ring.full[stage], position.phase);
+  wgmma_fence_operand(acc);
+  wgmma_fence();
+  gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 0>(acc, desc_a, desc_b, 1u);
+  wgmma_commit_group();
+  gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 1>(acc, desc_a, desc_b, 1u);
+  wgmma_commit_group();
+  wgmma_fence_operand(gemm_hopper_fragment_half<0>(acc));
+  ring_advance<T::STAGES>(position);
+  const gemm_hopper_epilogue_args& e = params.epilogue;
+  const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
+  const pairs_t pairs{acc, c.acc_scale};
+  wgmma_wait_group<1>(); /* the k-tile before and the first half */
+  wgmma_fence_operand(gemm_hopper_fragment_half<0>(acc));
+  gemm_hopper_release(&ring.empty[previous_stage]);
+  gemm_hopper_store_tma<Out, BlockN, pairs_t, 0, CHUNKS / 2>(e, &params.map_d, pairs, tile.batch, row0, col0, c.thread,
+                                                             c.staging, c.staging_barrier, chunk_counter);
+  wgmma_wait_group<0>();
+  wgmma_fence_operand(gemm_hopper_fragment_half<1>(acc));
+  gemm_hopper_release(&ring.empty[stage]);
+  gemm_hopper_store_tma<Out, BlockN, pairs_t, CHUNKS / 2, CHUNKS>(e, &params.map_d, pairs, tile.batch, row0, col0,
+                                                                  c.thread, c.staging, c.staging_barrier, chunk_counter);
+}
+
 /* 16-bit inputs, tiles into a 16-bit D by TMA store:
  * after a tile's K loop the warpgroup packs the tile into D's dtype, issues the next unit's
  * first k-tile (its WGMMAs overwrite the accumulators, which are free now), and only then
@@ -108,12 +152,14 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
  * activation are applied in registers first (gemm_hopper_finish_pack) — a separate
  * instantiation, so the plain loop's code stays what it was measured as.
  * A stream-K piece that does not end its tile is published instead (nothing to store). */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out, bool Fused>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains, int Out, bool Fused>
 static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(const gemm_hopper_params& params,
                                                                             const gemm_hopper_ring& ring,
                                                                             uint32_t units,
                                                                             const gemm_hopper_consumer_context& c) {
   using T = gemm_hopper_tile<Input, BlockN>;
+  /* On two chains, the CTA's last tile when plain ends in halves (gemm_hopper_finish_in_halves). */
+  constexpr bool HALVES = Chains == GEMM_HOPPER_TWO_CHAINS && !Fused;
   const gemm_hopper_epilogue_args& e = params.epilogue;
   const gemm_hopper_scheduler& s = params.scheduler;
   ring_position position = {0, 0};
@@ -125,6 +171,15 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
   if (!gemm_hopper_next_work<true>(s, units, cursor, first)) return;
   int k_count = first.k_end - first.k_begin; /* of the unit being issued (the rest of it is
                                                 derived again at its end: fewer live registers) */
+  /* Whether this unit is the CTA's last, a whole tile whose last k-tile runs in halves after the
+   * loop (gemm_hopper_finish_in_halves; k_count then counts the k-tiles before it). */
+  auto last_in_halves = [&](const gemm_hopper_work& w, int count) {
+    if constexpr (HALVES)
+      return count >= 2 && w.k_begin == 0 && w.k_end == s.k_tiles && !gemm_hopper_has_work<true>(s, units, cursor);
+    return false;
+  };
+  bool halves = last_in_halves(first, k_count);
+  if (halves) --k_count;
   /* One flat loop over the CTA's k-tiles (unit after unit), so a WGMMA group in flight only
    * ever crosses this loop's back edge, as in gemm_hopper_consume: with the tile loop and
    * the K loop nested, ptxas serialized every WGMMA of the kernel (C7511 / C7517). The packed
@@ -135,7 +190,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
   for (;;) {
     if (k_tile < k_count) { /* false only for a one-k-tile unit issued below */
       const int stage =
-          gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, k_tile > 0);
+          gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor, Chains>(acc, c.consumer, ring, position, k_tile > 0);
       wgmma_wait_group<1>();
       if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]); /* read by the group before */
       previous_stage = stage;
@@ -152,6 +207,15 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
         }
       }
       if (++k_tile < k_count) continue;
+    }
+    if constexpr (HALVES) {
+      if (halves) { /* the CTA's last tile: its last k-tile and the stores, in halves */
+        const gemm_hopper_work work = gemm_hopper_last_work<true>(s, units, cursor);
+        gemm_hopper_finish_in_halves<Input, BlockN, AMnMajor, BMnMajor, Out>(
+            params, ring, position, previous_stage, gemm_hopper_tile_at<T::GROUP_M>(s, work.linear), acc, c,
+            chunk_counter);
+        break;
+      }
     }
     /* The unit is complete: settle it (stream-K), pack a tile to store, free the accumulators. */
     wgmma_wait_group<0>();
@@ -199,17 +263,19 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
         /* The next unit's k-tile 0 runs on the tensor core while this tile leaves (the
          * consumer needs no coordinates to issue it: the ring's next slot holds it). */
         previous_stage =
-            gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, c.consumer, ring, position, 0u);
+            gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor, Chains>(acc, c.consumer, ring, position, 0u);
         k_tile = 1;
       });
     }
     gemm_hopper_work next;
     gemm_hopper_next_work<true>(s, units, cursor, next);
     k_count = next.k_end - next.k_begin;
+    halves = last_in_halves(next, k_count);
+    if (halves) --k_count;
   }
 }
 
-template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains>
 __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     gemm_hopper_kernel(const __grid_constant__ gemm_hopper_params params) {
   using T = gemm_hopper_tile<Input, BlockN>;
@@ -272,24 +338,24 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
       if (gemm_hopper_plain(e) && e.d_tma && e.d_dtype != FLASHC_DTYPE_FP32) {
         overlapped = true;
         if (e.d_dtype == FLASHC_DTYPE_BF16)
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, false>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, Chains, FLASHC_DTYPE_BF16, false>(params, ring, units, c);
         else
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, false>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, Chains, FLASHC_DTYPE_FP16, false>(params, ring, units, c);
       } else if (e.fused_pairs) { /* implies d_tma and a 16-bit D */
         overlapped = true;
         if (e.d_dtype == FLASHC_DTYPE_BF16)
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_BF16, true>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, Chains, FLASHC_DTYPE_BF16, true>(params, ring, units, c);
         else
-          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, FLASHC_DTYPE_FP16, true>(params, ring, units, c);
+          gemm_hopper_consume_tiles_overlapped<Input, BlockN, AMnMajor, BMnMajor, Chains, FLASHC_DTYPE_FP16, true>(params, ring, units, c);
       }
     }
 #endif
-    if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor>(params, ring, units, c);
+    if (!overlapped) gemm_hopper_consume_tiles<Input, BlockN, AMnMajor, BMnMajor, Chains>(params, ring, units, c);
     gemm_hopper_epilogue_finish(e, c.thread);
   }
 }
 
-/* Host side of one (input kind, tile width) (gemm_hopper_{f16,bf16}[_n128|_n64].cu,
+/* Host side of one (input kind, tile width, chains) (gemm_hopper_{f16,bf16}[_n128|_n64|_n256_two_chains].cu,
  * gemm_hopper_e4m3{,_n144}.cu): picks the layout instantiation, sets its shared-memory attribute once
  * per handle (kernels/common/kernel_attributes.cuh) and launches. */
 #define GEMM_HOPPER_LAUNCH_ARGS                                                                     \
@@ -301,21 +367,24 @@ cudaError_t gemm_hopper_launch_f16_n64(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n256(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n128(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n64(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_f16_n256_two_chains(GEMM_HOPPER_LAUNCH_ARGS);
+cudaError_t gemm_hopper_launch_bf16_n256_two_chains(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_e4m3(GEMM_HOPPER_LAUNCH_ARGS); /* K-major operands only */
 cudaError_t gemm_hopper_launch_e4m3_n144(GEMM_HOPPER_LAUNCH_ARGS);
 
-/* Kernel ids for the attribute cache: 16 per input kind, 4 layouts per tile width. */
-constexpr int gemm_hopper_block_n_index(int block_n) {
-  return block_n == 256 ? 0 : block_n == 128 ? 1 : block_n == 64 ? 2 : 3; /* 3: e4m3's 144 */
+/* Kernel ids for the attribute cache: 16 per input kind, 4 layouts per (tile width, chains) —
+ * index 3 is e4m3's 144-wide tile, or the 16-bit 256-wide tile on two chains. */
+constexpr int gemm_hopper_variant_index(int block_n, int chains) {
+  return chains == GEMM_HOPPER_TWO_CHAINS ? 3 : block_n == 256 ? 0 : block_n == 128 ? 1 : block_n == 64 ? 2 : 3;
 }
 
-template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN>
 static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, const fc_cuda_context* context, int grid,
                                           cudaStream_t stream) {
-  auto kernel = gemm_hopper_kernel<Input, BlockN, AMnMajor, BMnMajor>;
+  auto kernel = gemm_hopper_kernel<Input, BlockN, AMnMajor, BMnMajor, Chains>;
   constexpr int SMEM_BYTES = static_cast<int>(gemm_hopper_tile<Input, BlockN>::SMEM_BYTES);
   constexpr int KERNEL_ID =
-      KERNEL_ATTRIBUTE_ID_GEMM_HOPPER_FIRST + Input * 16 + gemm_hopper_block_n_index(BlockN) * 4 + AMnMajor * 2 + BMnMajor;
+      KERNEL_ATTRIBUTE_ID_GEMM_HOPPER_FIRST + Input * 16 + gemm_hopper_variant_index(BlockN, Chains) * 4 + AMnMajor * 2 + BMnMajor;
   static_assert(KERNEL_ID < KERNEL_ATTRIBUTE_ID_GEMM_PORTABLE_FIRST, "Hopper kernel ids");
   cudaError_t error = set_shared_memory_once(context, KERNEL_ID, kernel, SMEM_BYTES);
   if (error != cudaSuccess) return error;
@@ -323,13 +392,13 @@ static cudaError_t gemm_hopper_launch_one(const gemm_hopper_params& params, cons
                              true, params);
 }
 
-/* The four layouts of one (input kind, tile width). */
-template <int Input, int BlockN>
+/* The four layouts of one (input kind, tile width, chains). */
+template <int Input, int BlockN, int Chains = GEMM_HOPPER_ONE_CHAIN>
 static cudaError_t gemm_hopper_launch_layouts(GEMM_HOPPER_LAUNCH_ARGS) {
-  if (!a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 0>(params, context, grid, stream);
-  if (!a_mn_major && b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 1>(params, context, grid, stream);
-  if (a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 1, 0>(params, context, grid, stream);
-  return gemm_hopper_launch_one<Input, BlockN, 1, 1>(params, context, grid, stream);
+  if (!a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 0, Chains>(params, context, grid, stream);
+  if (!a_mn_major && b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 0, 1, Chains>(params, context, grid, stream);
+  if (a_mn_major && !b_mn_major) return gemm_hopper_launch_one<Input, BlockN, 1, 0, Chains>(params, context, grid, stream);
+  return gemm_hopper_launch_one<Input, BlockN, 1, 1, Chains>(params, context, grid, stream);
 }
 
 #endif

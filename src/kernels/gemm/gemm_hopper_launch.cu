@@ -3,8 +3,9 @@
  *   fc_gemm_hopper_check           can the TMA + WGMMA kernel run this problem? (else the reason)
  *   fc_gemm_hopper_workspace_size  0, or the stream-K partial tiles and flags
  *   fc_gemm_hopper_run             tile width (choose_tile), stream-K plan (plan_stream_k), tensor
- *                                  maps, grid = min(#SMs, tiles) (#SMs with stream-K), launch
- *                                  (kernel attributes set once per handle)
+ *                                  maps, grid = min(#SMs, tiles) (#SMs with stream-K), WGMMA
+ *                                  chains of the 256-wide tile (chains_for), launch (kernel
+ *                                  attributes set once per handle)
  *
  * Tensor maps are 3-D: (contiguous extent, strided extent, batch) with the batch stride; an
  * operand with batch stride 0 (broadcast) or a single batch gets a batch extent of 1 and the
@@ -75,6 +76,20 @@ gemm_stream_k_workspace stream_k_workspace_for(const gemm_stream_k_plan& plan, c
 }
 
 int64_t k_tiles_of(const fc_gemm_problem* p, int block_k) { return (p->k + block_k - 1) / block_k; }
+
+/* WGMMA chains per k-step for a 16-bit 256-wide launch (gemm_hopper_config.cuh): two where every
+ * CTA runs one whole tile (no stream-K, no more tiles than SMs) that is plain and stored by TMA
+ * into a 16-bit D — there the tile's end is the launch's tail and its last k-tile in halves
+ * hides half the stores (H200, 2048³: 0.986 → 1.005 of cuBLASLt bf16, 0.99 → 1.00 fp16); one
+ * elsewhere, where reading A twice per k-step costs 0.3–0.5 % (4096³, 2048 × 4096 × 4096). */
+int chains_for(const fc_gemm_problem* p, const fc_cuda_context* context, bool stream_k, int64_t tiles, bool d_tma) {
+  if (context->gemm_hopper_chains == GEMM_HOPPER_ONE_CHAIN || context->gemm_hopper_chains == GEMM_HOPPER_TWO_CHAINS)
+    return context->gemm_hopper_chains;
+  const bool plain = !p->c && !p->bias && p->activation == FLASHC_ACTIVATION_NONE;
+  const bool one_tile_per_cta = !stream_k && tiles <= fc_sm_count(context);
+  return plain && d_tma && p->d_dtype != FLASHC_DTYPE_FP32 && one_tile_per_cta ? GEMM_HOPPER_TWO_CHAINS
+                                                                              : GEMM_HOPPER_ONE_CHAIN;
+}
 
 /* The tile width for a problem. e4m3: its one tile (128 × 128). 16-bit: the width with the
  * least predicted time, where a tile's time is proportional to its width divided by the
@@ -348,6 +363,9 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
     error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (p->ab_dtype == FLASHC_DTYPE_E4M3)
     error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
+  else if (tile.block_n == 256 && chains_for(p, context, plan.on, s.tile_count, e.d_tma) == GEMM_HOPPER_TWO_CHAINS)
+    error = (f16 ? gemm_hopper_launch_f16_n256_two_chains : gemm_hopper_launch_bf16_n256_two_chains)(
+        params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (tile.block_n == 256)
     error = (f16 ? gemm_hopper_launch_f16_n256 : gemm_hopper_launch_bf16_n256)(params, context, a_mn_major, b_mn_major,
                                                                               grid, cuda_stream);

@@ -138,11 +138,41 @@ struct gemm_buffer {
   static constexpr int value = Index;
 };
 
+/* Half `Half` of an accumulator fragment (0: the first ACCUMULATORS/2 registers, which hold the
+ * tile's first BLOCK_N/2 columns: the fragment's registers are its columns in order). */
+template <int Half, int Accumulators>
+static __device__ __forceinline__ float (&gemm_hopper_fragment_half(float (&acc)[Accumulators]))[Accumulators / 2] {
+  static_assert(Accumulators % 2 == 0 && (Half == 0 || Half == 1), "two halves");
+  return *reinterpret_cast<float (*)[Accumulators / 2]>(&acc[Half * (Accumulators / 2)]);
+}
+
+/* One k-tile's WGMMA chain over half `Half` of a 16-bit 256-wide tile's columns (0: 0–127, 1:
+ * 128–255): m64n128 WGMMAs on that half of the accumulator fragment, with B's descriptors advanced by
+ * 128 rows (K-major) or two 64-wide blocks (MN-major): 128 · 128 bytes either way. */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Half>
+static __device__ __forceinline__ void gemm_hopper_half_chain(
+    float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
+    const uint64_t (&desc_a)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE],
+    const uint64_t (&desc_b)[gemm_hopper_tile<Input, BlockN>::WGMMAS_PER_K_TILE], uint32_t accumulate) {
+  using T = gemm_hopper_tile<Input, BlockN>;
+  constexpr int HALF_N = BlockN / 2;
+  constexpr uint32_t B_OFFSET = Half * HALF_N * GEMM_HOPPER_SWIZZLE_BYTES;
+  static_assert(BlockN == 256 && !T::PROMOTE_EACH_K_TILE && (Half == 0 || Half == 1), "16-bit 256-wide tile halves");
+  float (&half)[T::ACCUMULATORS / 2] = gemm_hopper_fragment_half<Half>(acc);
+#pragma unroll
+  for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step)
+    gemm_hopper_wgmma<Input, HALF_N, AMnMajor, BMnMajor>(half, desc_a[step], smem_desc_advance_low(desc_b[step], B_OFFSET),
+                                                         step == 0 ? accumulate : 1u);
+}
+
 /* Consumer warpgroup `consumer`: wait for the next ring slot and issue its k-tile's WGMMAs
  * into `acc` — the 16-bit accumulators, or an e4m3 partial (accumulate = 0: the first step
  * overwrites them) — committed as one group and not waited for; returns the slot, for the
- * caller to release once the group is complete. */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+ * caller to release once the group is complete. Chains (gemm_hopper_config.cuh): one
+ * m64nBLOCK_N WGMMA per k-step, or two m64n(BLOCK_N/2) ones on the fragment's halves (the
+ * second with B's descriptors BLOCK_N/2 rows (K-major) or 64-wide blocks (MN-major) on: the
+ * same bytes either way). */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN>
 static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
     float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS], int consumer, const gemm_hopper_ring& ring,
     ring_position& position, uint32_t accumulate) {
@@ -153,9 +183,16 @@ static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
   mbarrier_wait_parity(&ring.full[stage], position.phase);
   wgmma_fence_operand(acc);
   wgmma_fence();
+  static_assert(Chains == GEMM_HOPPER_ONE_CHAIN || (Chains == GEMM_HOPPER_TWO_CHAINS && BlockN == 256 && !T::PROMOTE_EACH_K_TILE),
+                "two chains: the 16-bit 256-wide tile only");
+  if constexpr (Chains == GEMM_HOPPER_TWO_CHAINS) {
+    gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 0>(acc, desc_a, desc_b, accumulate);
+    gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 1>(acc, desc_a, desc_b, accumulate);
+  } else {
 #pragma unroll
-  for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step)
-    gemm_hopper_wgmma<Input, BlockN, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step], step == 0 ? accumulate : 1u);
+    for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step)
+      gemm_hopper_wgmma<Input, BlockN, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step], step == 0 ? accumulate : 1u);
+  }
   wgmma_commit_group();
   wgmma_fence_operand(acc);
   ring_advance<T::STAGES>(position);
@@ -163,7 +200,7 @@ static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
 }
 
 /* Consumer warpgroup `consumer`: the whole K loop of one tile into `acc` (fully overwritten). */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor>
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN>
 static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS],
                                                            int consumer, int k_tiles, const gemm_hopper_ring& ring,
                                                            ring_position& position) {
@@ -172,7 +209,7 @@ static __device__ __forceinline__ void gemm_hopper_consume(float (&acc)[gemm_hop
     int previous_stage = -1;
     for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
       const int stage =
-          gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor>(acc, consumer, ring, position, k_tile > 0);
+          gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor, Chains>(acc, consumer, ring, position, k_tile > 0);
       wgmma_wait_group<1>();
       /* The batch before this one has finished reading its slot. */
       if (previous_stage >= 0) gemm_hopper_release(&ring.empty[previous_stage]);
