@@ -12,7 +12,9 @@
  * forces one width for every case (256 replays runs made before the tile heuristic); stream-K
  * likewise rotates {cost model, forced on, off}[i % 3] (fc_cuda_context.gemm_hopper_stream_k;
  * FLASHC_TEST_GEMM_STREAM_K=1|-1|0 forces one), and fixed cases force it on shapes that split
- * tiles into many pieces. Outputs are
+ * tiles into many pieces. The 256-wide 16-bit tile's two instantiations (one or two WGMMA
+ * chains per k-step, fc_cuda_context.gemm_hopper_chains) are each forced on every layout, and
+ * two chains on the paths the launcher's rule never sends them. Outputs are
  * poisoned (0xFF = NaN) before each run and every element of the D buffer is checked (written
  * inside the matrix, untouched in the padding).
  *
