@@ -91,6 +91,16 @@ typedef struct fc_reason {
 flashc_status fc_gemm_hopper_check(const fc_gemm_problem* problem, const fc_cuda_context* context,
                                    fc_reason* why_not);
 size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context);
+/* The launch plan the run would use for a problem fc_gemm_hopper_check accepts (for tests of
+ * the launcher's rules, tests/cpu_gemm_plan.c; no GPU needed): the tile, the WGMMA chains of
+ * the 256-wide 16-bit tile (1 or 2), whether the last partial round is spread by stream-K,
+ * whether D is stored by TMA, the tiles and the persistent grid. */
+typedef struct fc_gemm_plan_info {
+  int block_m, block_n, chains, stream_k, d_tma;
+  long long tiles, grid;
+} fc_gemm_plan_info;
+void fc_gemm_hopper_plan_info(const fc_gemm_problem* problem, const fc_cuda_context* context,
+                              fc_gemm_plan_info* info);
 flashc_status fc_gemm_hopper_run(const fc_gemm_problem* problem, const fc_cuda_context* context, void* workspace,
                                  void* stream);
 

@@ -205,6 +205,32 @@ bool d_tma_ok(const fc_gemm_problem* p, int64_t element_bytes) {
                                   p->stride_d * element_bytes < TMA_MAX_STRIDE_BYTES));
 }
 
+/* What a launch of a problem fc_gemm_hopper_check accepts runs, derived in one place for the
+ * run, the workspace query and fc_gemm_hopper_plan_info (tests/cpu_gemm_plan.c). */
+struct launch_plan {
+  tile_dims tile;
+  int64_t tiles;
+  int k_tiles;
+  gemm_stream_k_plan stream_k;
+  int grid;
+  bool d_tma;
+  int chains; /* of the 256-wide 16-bit tile; GEMM_HOPPER_ONE_CHAIN for every other */
+};
+
+launch_plan plan_launch(const fc_gemm_problem* p, const fc_cuda_context* context) {
+  launch_plan plan;
+  plan.tile = choose_tile(p, context);
+  plan.tiles = tile_count_of(p, plan.tile);
+  plan.k_tiles = static_cast<int>(k_tiles_of(p, plan.tile.block_k));
+  plan.stream_k = plan_stream_k(plan.tiles, plan.k_tiles, context);
+  plan.grid = persistent_grid(plan.tiles, fc_sm_count(context), plan.stream_k.on);
+  plan.d_tma = d_tma_ok(p, static_cast<int64_t>(flashc_dtype_size(p->d_dtype)));
+  plan.chains = p->ab_dtype != FLASHC_DTYPE_E4M3 && plan.tile.block_n == 256
+                    ? chains_for(p, context, plan.stream_k.on, plan.tiles, plan.d_tma)
+                    : GEMM_HOPPER_ONE_CHAIN;
+  return plan;
+}
+
 /* A 3-D tensor map over (contiguous, strided, batch). */
 flashc_status encode_operand(const fc_cuda_context* context, flashc_dtype dtype, const void* base,
                              int64_t contiguous_extent, int64_t strided_extent, int64_t ld, int64_t batch_stride,
@@ -276,10 +302,20 @@ extern "C" flashc_status fc_gemm_hopper_check(const fc_gemm_problem* p, const fc
 }
 
 extern "C" size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cuda_context* context) {
-  const tile_dims tile = choose_tile(problem, context);
-  const gemm_stream_k_plan plan =
-      plan_stream_k(tile_count_of(problem, tile), k_tiles_of(problem, tile.block_k), context);
-  return stream_k_workspace_for(plan, tile, context).total;
+  const launch_plan plan = plan_launch(problem, context);
+  return stream_k_workspace_for(plan.stream_k, plan.tile, context).total;
+}
+
+extern "C" void fc_gemm_hopper_plan_info(const fc_gemm_problem* problem, const fc_cuda_context* context,
+                                         fc_gemm_plan_info* info) {
+  const launch_plan plan = plan_launch(problem, context);
+  info->block_m = plan.tile.block_m;
+  info->block_n = plan.tile.block_n;
+  info->chains = plan.chains;
+  info->stream_k = plan.stream_k.on;
+  info->d_tma = plan.d_tma;
+  info->tiles = plan.tiles;
+  info->grid = plan.grid;
 }
 
 extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_cuda_context* context,
@@ -288,7 +324,8 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   flashc_status status = fc_gemm_hopper_check(p, context, &why_not);
   if (status != FLASHC_STATUS_SUCCESS) return fc_fail(status, "Hopper GEMM: %s", why_not.text);
 
-  const tile_dims tile = choose_tile(p, context);
+  const launch_plan launch = plan_launch(p, context);
+  const tile_dims tile = launch.tile;
   const int a_mn_major = p->a_layout == FLASHC_COL_MAJOR;
   const int b_mn_major = p->b_layout == FLASHC_ROW_MAJOR;
   const uint32_t mn_box = 64; /* one 128-byte swizzle span of a 16-bit MN-major tile */
@@ -313,7 +350,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   if (status != FLASHC_STATUS_SUCCESS) return status;
 
   const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
-  params.epilogue.d_tma = d_tma_ok(p, d_bytes);
+  params.epilogue.d_tma = launch.d_tma;
   if (params.epilogue.d_tma) {
     /* One box per staging chunk: a 128-byte swizzle span, or 96-byte unswizzled rows for tile
      * widths that are not whole spans (gemm_hopper_config.cuh). */
@@ -337,10 +374,10 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tiles_n = (p->n + tile.block_n - 1) / tile.block_n;
   s.tiles_per_batch = s.tiles_m * s.tiles_n;
   s.tile_count = s.tiles_per_batch * p->batch_count;
-  s.k_tiles = static_cast<int>(k_tiles_of(p, tile.block_k));
-  const gemm_stream_k_plan plan = plan_stream_k(s.tile_count, s.k_tiles, context);
+  s.k_tiles = launch.k_tiles;
+  const gemm_stream_k_plan& plan = launch.stream_k;
   s.dp_tiles = static_cast<int>(plan.dp_tiles);
-  const int grid = persistent_grid(s.tile_count, context->sm_count, plan.on);
+  const int grid = launch.grid;
   s.run_length = static_cast<int>(plan.iterations / grid);
   s.run_rest = static_cast<int>(plan.iterations % grid);
 
@@ -377,7 +414,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
     error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (p->ab_dtype == FLASHC_DTYPE_E4M3)
     error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
-  else if (tile.block_n == 256 && chains_for(p, context, plan.on, s.tile_count, e.d_tma) == GEMM_HOPPER_TWO_CHAINS)
+  else if (tile.block_n == 256 && launch.chains == GEMM_HOPPER_TWO_CHAINS)
     error = (f16 ? gemm_hopper_launch_f16_n256_two_chains : gemm_hopper_launch_bf16_n256_two_chains)(
         params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (tile.block_n == 256)

@@ -1,0 +1,110 @@
+/*
+ * cpu_gemm_plan.c — the Hopper GEMM's launch rules (src/kernels/gemm/gemm_hopper_launch.cu),
+ * asked through fc_gemm_hopper_plan_info on a device that is only described (an sm_90 context
+ * with the H200's 132 SMs), so it runs without a GPU. Each case names a problem and what the
+ * launcher must pick for it, each pick measured to pay (docs/PERF.md):
+ *   - the tile width (choose_tile: 256 for M ≥ 2048, narrower where wide tiles leave SMs idle;
+ *     e4m3 128 or 144);
+ *   - stream-K where the cost model predicts a gain for the last partial round;
+ *   - the persistent grid: every SM with stream-K, else the fewest CTAs that keep the rounds
+ *     (persistent_grid, 33rd session: 4096³ on 128 CTAs);
+ *   - two WGMMA chains for the 256-wide 16-bit tile only where every CTA has one whole plain
+ *     tile into a TMA-stored 16-bit D (chains_for, 33rd session), or as the handle forces.
+ * And for every case: 1 ≤ grid ≤ SMs and grid ≤ tiles. A rule changed on purpose changes its
+ * case here, with the measurement that moved it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/launch.h"
+
+enum { H200_SMS = 132 };
+
+typedef struct plan_case {
+  const char* name;
+  int m, n, k, batch;
+  flashc_dtype in, out;
+  int with_c;       /* beta != 0 (C read) */
+  int ldd_pad;      /* elements added to D's leading dimension (rows off 16 bytes: direct stores) */
+  int forced_block_n, forced_chains;
+  int block_n, chains, stream_k; /* expected */
+  long long grid;                /* expected */
+} plan_case;
+
+#define BF16 FLASHC_DTYPE_BF16
+#define FP16 FLASHC_DTYPE_FP16
+#define FP32 FLASHC_DTYPE_FP32
+#define E4M3 FLASHC_DTYPE_E4M3
+
+static const plan_case CASES[] = {
+    /* one round of 128 tiles: two chains when plain into a TMA-stored 16-bit D, one otherwise */
+    {"2048^3 bf16 plain", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 0, 256, 2, 0, 128},
+    {"2048^3 fp16 plain", 2048, 2048, 2048, 1, FP16, FP16, 0, 0, 0, 0, 256, 2, 0, 128},
+    {"2048^3 bf16 with beta*C", 2048, 2048, 2048, 1, BF16, BF16, 1, 0, 0, 0, 256, 1, 0, 128},
+    {"2048^3 bf16 into fp32", 2048, 2048, 2048, 1, BF16, FP32, 0, 0, 0, 0, 256, 1, 0, 128},
+    {"2048^3 bf16, D rows off 16 bytes", 2048, 2048, 2048, 1, BF16, BF16, 0, 1, 0, 0, 256, 1, 0, 128},
+    {"2048^3 bf16, one chain forced", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 1, 256, 1, 0, 128},
+    /* whole rounds on the fewest CTAs: 4096^3's 512 tiles on 128 CTAs x 4 */
+    {"4096^3 bf16", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 0, 128},
+    {"4096^3 bf16, two chains forced", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 2, 256, 2, 0, 128},
+    {"2048 x 4096 x 4096 bf16 (2 tiles per CTA)", 2048, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 0, 128},
+    {"300 x 520 x 512 x 50 bf16, 256 forced", 300, 520, 512, 50, BF16, BF16, 0, 0, 256, 0, 256, 1, 0, 113},
+    /* stream-K tails keep every SM */
+    {"8192^3 bf16", 8192, 8192, 8192, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 1, 132},
+    {"4096 x 4096 x 14336 bf16", 4096, 4096, 14336, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 1, 132},
+    /* narrow tiles where wide ones leave SMs idle; fewer tiles than SMs: one CTA per tile */
+    {"1024^3 bf16", 1024, 1024, 1024, 1, BF16, BF16, 0, 0, 0, 0, 64, 1, 0, 128},
+    {"300 x 520 x 200 bf16, 256 forced", 300, 520, 200, 1, BF16, BF16, 0, 0, 256, 0, 256, 2, 0, 9},
+    {"300 x 520 x 200 bf16, 256 forced, beta*C", 300, 520, 200, 1, BF16, BF16, 1, 0, 256, 0, 256, 1, 0, 9},
+    /* e4m3: 128 at 4096^3 (8 whole rounds on 128 CTAs), 144 with the stream-K tail at 8192^3 */
+    {"e4m3 4096^3", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 0, 0, 128, 1, 0, 128},
+    {"e4m3 8192^3", 8192, 8192, 8192, 1, E4M3, BF16, 0, 0, 0, 0, 144, 1, 1, 132},
+};
+
+static fc_gemm_problem problem_of(const plan_case* c) {
+  /* Addresses stand for aligned buffers: the plan reads only their alignment. */
+  static const uint64_t operand_buffer[8] __attribute__((aligned(256))) = {0};
+  static uint64_t output_buffer[8] __attribute__((aligned(256)));
+  fc_gemm_problem p;
+  memset(&p, 0, sizeof p);
+  p.m = c->m, p.n = c->n, p.k = c->k, p.batch_count = c->batch;
+  p.ab_dtype = c->in, p.d_dtype = c->out;
+  p.a_layout = FLASHC_ROW_MAJOR, p.b_layout = FLASHC_COL_MAJOR; /* K-major operands */
+  p.a = p.b = operand_buffer;
+  p.d = output_buffer;
+  p.c = c->with_c ? (const void*)output_buffer : NULL;
+  p.activation = FLASHC_ACTIVATION_NONE;
+  p.lda = p.ldb = c->k;
+  p.ldd = p.ldc = c->n + c->ldd_pad;
+  const int64_t d_span = (int64_t)c->m * p.ldd;
+  p.stride_a = (int64_t)c->m * c->k, p.stride_b = (int64_t)c->n * c->k;
+  p.stride_c = p.stride_d = c->batch > 1 ? (d_span + 7) / 8 * 8 : 0;
+  p.alpha = 1.0f, p.beta = c->with_c ? 1.0f : 0.0f;
+  return p;
+}
+
+int main(void) {
+  fc_cuda_context context;
+  memset(&context, 0, sizeof context);
+  context.cc_major = 9, context.cc_minor = 0;
+  context.sm_count = H200_SMS;
+  const int count = (int)(sizeof CASES / sizeof CASES[0]);
+  int failed = 0;
+  for (int i = 0; i < count; ++i) {
+    const plan_case* c = &CASES[i];
+    const fc_gemm_problem p = problem_of(c);
+    context.gemm_hopper_block_n = c->forced_block_n;
+    context.gemm_hopper_chains = c->forced_chains;
+    fc_gemm_plan_info info;
+    fc_gemm_hopper_plan_info(&p, &context, &info);
+    const int ok = info.block_n == c->block_n && info.chains == c->chains && info.stream_k == c->stream_k &&
+                   info.grid == c->grid && info.grid >= 1 && info.grid <= H200_SMS && info.grid <= info.tiles;
+    if (!ok) ++failed;
+    printf("%-4s %-44s %dx%d tile (want %d wide), %d chain(s) (want %d), stream-K %d (want %d), d_tma %d, "
+           "%lld tiles, grid %lld (want %lld)\n",
+           ok ? "ok" : "FAIL", c->name, info.block_m, info.block_n, c->block_n, info.chains, c->chains, info.stream_k,
+           c->stream_k, info.d_tma, info.tiles, info.grid, c->grid);
+  }
+  printf("cpu_gemm_plan: %d cases, %d failed\n", count, failed);
+  return failed ? 1 : 0;
+}
