@@ -12,12 +12,15 @@
 # On the device (carry [".carry"]):
 #   bash bench/ab_gemm.sh [--test] [--sanitize] [--rounds N] [--algo portable|hopper|auto]
 #                         [--dtypes "bf16 fp16"] [--min-m M] [--max-m M]
-#                         [--epilogues "c bias_gelu"] [--no-plain] NAME...
+#                         [--epilogues "c bias_gelu"] [--no-plain] [--all-tokens] NAME...
 #   --test runs each variant's GEMM test first (gpu_gemm_portable with --algo portable, else
 #   gpu_gemm); --sanitize adds racecheck and synccheck of that test's layout cases;
 #   --epilogues adds, per round, probe_gemm_k.py at 8192² × K 1024 and 4096 for each epilogue
 #   (c: beta·C against torch.addmm; bias_gelu: against matmul + bias + gelu; needs torch);
 #   --no-plain skips the bench_gemm rounds.
+#   --all-tokens times the LLM shapes at every token count (bench_gemm without --quick), so
+#   with --min-m 4096 a round is exactly the 17 shapes of the geomean target (the
+#   quick set has 7 of them, 4096 tokens only, and reads ~1 % lower).
 # Writes $OUT/ab_gemm.tar.xz (every log) and prints the tables last: per shape and dtype, each
 # variant's "TFLOP/s/ratio" per round, and the geomean rows bench_gemm prints; per epilogue,
 # dtype and K, each variant's "TFLOP/s/ratio to torch" per round.
@@ -35,7 +38,7 @@ if [ "${1:-}" = "--pack" ]; then
   exit 0
 fi
 
-ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE= EPILOGUES= PLAIN=1
+ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE= EPILOGUES= PLAIN=1 SET=--quick
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
     --sanitize) SANITIZE=1; shift ;;
     --epilogues) EPILOGUES=$2; shift 2 ;;
     --no-plain) PLAIN=; shift ;;
+    --all-tokens) SET=; shift ;;
     -*) echo "ab_gemm: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -82,7 +86,7 @@ for r in $(seq 1 "$ROUNDS"); do
   for v in "$@"; do
     if [ -n "$PLAIN" ]; then
       for d in $DTYPES; do
-        timeout 300 "$WORK/$v/bench_gemm" --quick --algo "$ALGO" --only "$d" "${range[@]}" 2>/dev/null
+        timeout 300 "$WORK/$v/bench_gemm" $SET --algo "$ALGO" --only "$d" "${range[@]}" 2>/dev/null
       done > "$LOGS/bench-$v-$r.log"
     fi
     for e in $EPILOGUES; do
