@@ -14,9 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "described_device.h"
 #include "kernels/launch.h"
-
-enum { H200_SMS = 132 };
 
 typedef struct plan_case {
   const char* name;
@@ -114,10 +113,7 @@ static const struct {
 } GRIDS[] = {{"full d256 512", 128}, {"full d256 1k", 128}, {"full d128 1k", 132}, {"full d128 4k", 132}};
 
 int main(void) {
-  fc_cuda_context context;
-  memset(&context, 0, sizeof context);
-  context.cc_major = 9, context.cc_minor = 0;
-  context.sm_count = H200_SMS;
+  fc_cuda_context context = described_h200();
   const int count = (int)(sizeof CASES / sizeof CASES[0]);
   int failed = 0;
   for (int i = 0; i < count; ++i) {

@@ -16,9 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "described_device.h"
 #include "kernels/launch.h"
-
-enum { H200_SMS = 132 };
 
 typedef struct plan_case {
   const char* name;
@@ -84,10 +83,7 @@ static fc_gemm_problem problem_of(const plan_case* c) {
 }
 
 int main(void) {
-  fc_cuda_context context;
-  memset(&context, 0, sizeof context);
-  context.cc_major = 9, context.cc_minor = 0;
-  context.sm_count = H200_SMS;
+  fc_cuda_context context = described_h200();
   const int count = (int)(sizeof CASES / sizeof CASES[0]);
   int failed = 0;
   for (int i = 0; i < count; ++i) {
