@@ -2,10 +2,11 @@
  * gemm_hopper_launch.cu — the extern "C" side of the Hopper GEMM (src/kernels/launch.h):
  *   fc_gemm_hopper_check           can the TMA + WGMMA kernel run this problem? (else the reason)
  *   fc_gemm_hopper_workspace_size  0, or the stream-K partial tiles and flags
- *   fc_gemm_hopper_run             tile width (choose_tile), stream-K plan (plan_stream_k), tensor
- *                                  maps, the persistent grid (persistent_grid), WGMMA
- *                                  chains of the 256-wide tile (chains_for), launch (kernel
- *                                  attributes set once per handle)
+ *   fc_gemm_hopper_plan_info       the plan below, for tests (tests/cpu_gemm_plan.c)
+ *   fc_gemm_hopper_run             the plan (plan_launch: tile width by choose_tile, stream-K by
+ *                                  plan_stream_k, the persistent grid by persistent_grid, the
+ *                                  256-wide tile's WGMMA chains by chains_for), tensor maps,
+ *                                  launch (kernel attributes set once per handle)
  *
  * Tensor maps are 3-D: (contiguous extent, strided extent, batch) with the batch stride; an
  * operand with batch stride 0 (broadcast) or a single batch gets a batch extent of 1 and the
