@@ -67,6 +67,16 @@ static inline long long fc_sm_count(const fc_cuda_context* context) {
   return context->sm_count > 0 ? context->sm_count : 1;
 }
 
+/* A persistent grid for `tiles` handed out round robin over at most `slots` CTAs: the fewest
+ * CTAs that take them in the same number of rounds, ceil(tiles / ceil(tiles / slots)), so that
+ * every CTA runs the same number of tiles (0 for no tiles). The GEMM's and the attention
+ * forward's launchers use it where no stream-K tail or dynamic counter is planned (measured in
+ * docs/PERF.md, 33rd session). */
+static inline long long fc_round_robin_grid(long long tiles, long long slots) {
+  const long long rounds = (tiles + slots - 1) / slots;
+  return rounds > 0 ? (tiles + rounds - 1) / rounds : 0;
+}
+
 /* A 64-bit tag that no other launch of any handle shares (up to a 2^-64 chance): the salt
  * plus the handle's launch count, mixed (splitmix64's finalizer, a bijection), never 0. Kernels
  * that signal between CTAs through flags in a caller's workspace write the tag as the raised

@@ -638,10 +638,7 @@ tile_plan plan_for(const fc_attn_problem* p, const fc_cuda_context* context) {
    * against 132 CTAs, bf16, two calls (33rd session): d256 full 512 +0.6 / +0.8 %, 1k +0.8 /
    * +1.5 %, with unchanged controls at −0.7 to +0.8 %. With the dynamic counter it lost (d64 /
    * d128 full 512–2k −0.4 to −1.9 %): there the SMs that run ahead take the extra tiles. */
-  if (!plan.dynamic && !plan.stream_k.on && split_tiles > slots) {
-    const int64_t rounds = (split_tiles + slots - 1) / slots;
-    plan.grid = (split_tiles + rounds - 1) / rounds;
-  }
+  if (!plan.dynamic && !plan.stream_k.on) plan.grid = fc_round_robin_grid(split_tiles, slots);
   return plan;
 }
 

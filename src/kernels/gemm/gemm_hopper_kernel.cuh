@@ -102,7 +102,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
 
 /* The CTA's last tile (whole, plain, 16-bit D by TMA) on two chains, its last k-tile not yet
  * issued and the k-tile before it in flight (`previous_stage`): the last k-tile's two chains
- * (gemm_hopper_half_chain) go as two commit groups. Once the first is complete (with the
+ * go as two commit groups (gemm_hopper_issue_k_tile, GroupPerHalf). Once the first is complete (with the
  * k-tile before it), the first half's chunks are packed and stored while the second half's
  * WGMMAs run; then the rest. */
 template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Out>
@@ -117,18 +117,8 @@ static __device__ __forceinline__ void gemm_hopper_finish_in_halves(const gemm_h
   constexpr int CHUNKS = BlockN * gemm_out_traits<Out>::BYTES / static_cast<int>(gemm_hopper_d_chunk_bytes(BlockN));
   static_assert(CHUNKS % 2 == 0, "each half of the columns is whole chunks");
   using pairs_t = gemm_hopper_scaled_pairs<Out, BlockN>;
-  const int stage = position.stage;
-  uint64_t desc_a[T::WGMMAS_PER_K_TILE], desc_b[T::WGMMAS_PER_K_TILE];
-  gemm_hopper_descriptors<Input, BlockN, AMnMajor, BMnMajor>(smem_u32(ring.slots), stage, c.consumer, desc_a, desc_b);
-  mbarrier_wait_parity(&ring.full[stage], position.phase);
-  wgmma_fence_operand(acc);
-  wgmma_fence();
-  gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 0>(acc, desc_a, desc_b, 1u);
-  wgmma_commit_group();
-  gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 1>(acc, desc_a, desc_b, 1u);
-  wgmma_commit_group();
-  wgmma_fence_operand(gemm_hopper_fragment_half<0>(acc));
-  ring_advance<T::STAGES>(position);
+  const int stage = gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor, GEMM_HOPPER_TWO_CHAINS, true>(
+      acc, c.consumer, ring, position, 1u);
   const gemm_hopper_epilogue_args& e = params.epilogue;
   const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
   const pairs_t pairs{acc, c.acc_scale};

@@ -88,9 +88,7 @@ int64_t k_tiles_of(const fc_gemm_problem* p, int block_k) { return (p->k + block
  * GROUP_M group of tiles (8 rows × 16), so the L2 hit rate rose 72.7 → 76.2 % and DRAM traffic
  * fell ~12 % (ncu, locked clock: cycles −0.2 % only) — power the clock gets back. */
 int persistent_grid(int64_t tiles, int64_t sms, bool stream_k) {
-  if (stream_k) return static_cast<int>(sms);
-  const int64_t rounds = (tiles + sms - 1) / sms;
-  return static_cast<int>(rounds > 0 ? (tiles + rounds - 1) / rounds : 0);
+  return static_cast<int>(stream_k ? sms : fc_round_robin_grid(tiles, sms));
 }
 
 /* WGMMA chains per k-step for a 16-bit 256-wide launch (gemm_hopper_config.cuh): two where every
@@ -416,7 +414,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
     error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (p->ab_dtype == FLASHC_DTYPE_E4M3)
     error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
-  else if (tile.block_n == 256 && launch.chains == GEMM_HOPPER_TWO_CHAINS)
+  else if (launch.chains == GEMM_HOPPER_TWO_CHAINS) /* only ever the 256-wide 16-bit tile */
     error = (f16 ? gemm_hopper_launch_f16_n256_two_chains : gemm_hopper_launch_bf16_n256_two_chains)(
         params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (tile.block_n == 256)

@@ -171,8 +171,10 @@ static __device__ __forceinline__ void gemm_hopper_half_chain(
  * caller to release once the group is complete. Chains (gemm_hopper_config.cuh): one
  * m64nBLOCK_N WGMMA per k-step, or two m64n(BLOCK_N/2) ones on the fragment's halves (the
  * second with B's descriptors BLOCK_N/2 rows (K-major) or 64-wide blocks (MN-major) on: the
- * same bytes either way). */
-template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN>
+ * same bytes either way). GroupPerHalf (two chains only): each chain its own commit group, so
+ * that a wait_group<1> after it completes the first half only (gemm_hopper_finish_in_halves). */
+template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN,
+          bool GroupPerHalf = false>
 static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
     float (&acc)[gemm_hopper_tile<Input, BlockN>::ACCUMULATORS], int consumer, const gemm_hopper_ring& ring,
     ring_position& position, uint32_t accumulate) {
@@ -185,16 +187,25 @@ static __device__ __forceinline__ int gemm_hopper_issue_k_tile(
   wgmma_fence();
   static_assert(Chains == GEMM_HOPPER_ONE_CHAIN || (Chains == GEMM_HOPPER_TWO_CHAINS && BlockN == 256 && !T::PROMOTE_EACH_K_TILE),
                 "two chains: the 16-bit 256-wide tile only");
-  if constexpr (Chains == GEMM_HOPPER_TWO_CHAINS) {
+  static_assert(!GroupPerHalf || Chains == GEMM_HOPPER_TWO_CHAINS, "a group per half needs two chains");
+  if constexpr (GroupPerHalf) {
     gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 0>(acc, desc_a, desc_b, accumulate);
+    wgmma_commit_group();
     gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 1>(acc, desc_a, desc_b, accumulate);
+    wgmma_commit_group();
+    wgmma_fence_operand(gemm_hopper_fragment_half<0>(acc));
   } else {
+    if constexpr (Chains == GEMM_HOPPER_TWO_CHAINS) {
+      gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 0>(acc, desc_a, desc_b, accumulate);
+      gemm_hopper_half_chain<Input, BlockN, AMnMajor, BMnMajor, 1>(acc, desc_a, desc_b, accumulate);
+    } else {
 #pragma unroll
-    for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step)
-      gemm_hopper_wgmma<Input, BlockN, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step], step == 0 ? accumulate : 1u);
+      for (int step = 0; step < T::WGMMAS_PER_K_TILE; ++step)
+        gemm_hopper_wgmma<Input, BlockN, AMnMajor, BMnMajor>(acc, desc_a[step], desc_b[step], step == 0 ? accumulate : 1u);
+    }
+    wgmma_commit_group();
+    wgmma_fence_operand(acc);
   }
-  wgmma_commit_group();
-  wgmma_fence_operand(acc);
   ring_advance<T::STAGES>(position);
   return stage;
 }
