@@ -15,12 +15,14 @@
  * and the LLM shapes at ≥ 4096 tokens.
  *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--min-m M] [--max-m M]
  *                [--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]
- *                [--stream-k auto|on|off] [--ab-tile-n W] [--ab-stream-k auto|on|off]
+ *                [--stream-k auto|on|off] [--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off]
+ *                [--ab-group-m G]
  * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
  * instead of the heuristic, to compare widths on the same shapes; --min-m / --max-m keep shapes with M ≥ / ≤ M.
  * --stream-k forces the stream-K schedule of the Hopper path and the portable path's stream-K tail on or
- * off (fc_cuda_context.gemm_hopper_stream_k, .gemm_portable_stream_k).
- * --ab-tile-n / --ab-stream-k time flashc a second time per shape with those settings (variant B,
+ * off (fc_cuda_context.gemm_hopper_stream_k, .gemm_portable_stream_k). --group-m forces the Hopper
+ * tile order's group of G tile rows (fc_cuda_context.gemm_hopper_group_m; 0 = the launcher's).
+ * --ab-tile-n / --ab-stream-k / --ab-group-m time flashc a second time per shape with those settings (variant B,
  * alternating launch by launch with variant A, on the same buffers) and add the columns B and B/A.
  */
 #include <math.h>
@@ -120,7 +122,7 @@ typedef struct bench_ctx {
   void* lt_workspace;
   cudaStream_t stream;
   int runs;
-  int tile_n[2], stream_k[2]; /* flashc variants A and B (the handle's forced settings) */
+  int tile_n[2], stream_k[2], group_m[2]; /* flashc variants A and B (the handle's forced settings) */
   int ab;                     /* time variant B too */
 } bench_ctx;
 
@@ -287,6 +289,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
       ctx->handle->cuda.gemm_hopper_block_n = ctx->tile_n[variant];
       ctx->handle->cuda.gemm_hopper_stream_k = ctx->stream_k[variant];
       ctx->handle->cuda.gemm_portable_stream_k = ctx->stream_k[variant];
+      ctx->handle->cuda.gemm_hopper_group_m = ctx->group_m[variant];
       p.a = ai;
       p.b = bi;
       flashc_status status = flashc_gemm(ctx->handle, &p, NULL, 0, ctx->stream);
@@ -346,6 +349,7 @@ int main(int argc, char** argv) {
   const char* only_dtype = NULL; /* --only bf16|fp16|e4m3: time that dtype's shapes alone */
   int tile_n = 0, min_m = 0, max_m = 0;
   int stream_k = 0, ab_tile_n = -1, ab_stream_k = -2; /* B: A's setting unless given */
+  int group_m = 0, ab_group_m = -1;
   const char* json_path = NULL;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
@@ -360,6 +364,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--ab-tile-n") && i + 1 < argc) ab_tile_n = atoi(argv[++i]), ctx.ab = 1;
     else if (!strcmp(argv[i], "--stream-k") && i + 1 < argc) stream_k = stream_k_mode(argv[++i]);
     else if (!strcmp(argv[i], "--ab-stream-k") && i + 1 < argc) ab_stream_k = stream_k_mode(argv[++i]), ctx.ab = 1;
+    else if (!strcmp(argv[i], "--group-m") && i + 1 < argc) group_m = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--ab-group-m") && i + 1 < argc) ab_group_m = atoi(argv[++i]), ctx.ab = 1;
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-m") && i + 1 < argc) min_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
@@ -370,7 +376,7 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--min-m M] [--max-m M] "
                       "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N] [--stream-k auto|on|off] "
-                      "[--ab-tile-n W] [--ab-stream-k auto|on|off]\n", argv[0]);
+                      "[--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off] [--ab-group-m G]\n", argv[0]);
       return 2;
     }
   }
@@ -389,10 +395,14 @@ int main(int argc, char** argv) {
   ctx.stream_k[0] = stream_k;
   ctx.tile_n[1] = ab_tile_n >= 0 ? ab_tile_n : tile_n;
   ctx.stream_k[1] = ab_stream_k >= -1 ? ab_stream_k : stream_k;
+  ctx.group_m[0] = group_m;
+  ctx.group_m[1] = ab_group_m >= 0 ? ab_group_m : group_m;
   if (tile_n) fprintf(stderr, "bench_gemm: Hopper 16-bit tile width forced to %d\n", tile_n);
   if (ctx.ab)
-    fprintf(stderr, "bench_gemm: variant A tile %d stream-k %d, variant B tile %d stream-k %d (0 = heuristic)\n",
-            ctx.tile_n[0], ctx.stream_k[0], ctx.tile_n[1], ctx.stream_k[1]);
+    fprintf(stderr,
+            "bench_gemm: variant A tile %d stream-k %d group-m %d, variant B tile %d stream-k %d group-m %d "
+            "(0 = heuristic)\n",
+            ctx.tile_n[0], ctx.stream_k[0], ctx.group_m[0], ctx.tile_n[1], ctx.stream_k[1], ctx.group_m[1]);
   LT_OK(cublasLtCreate(&ctx.lt));
   CUDA_OK(cudaMalloc(&ctx.lt_workspace, CUBLAS_WORKSPACE_BYTES));
   CUDA_OK(cudaStreamCreate(&ctx.stream));

@@ -9,7 +9,8 @@
  *   - the persistent grid: every SM with stream-K, else the fewest CTAs that keep the rounds
  *     (persistent_grid, 33rd session: 4096³ on 128 CTAs);
  *   - two WGMMA chains for the 256-wide 16-bit tile only where every CTA has one whole plain
- *     tile into a TMA-stored 16-bit D (chains_for, 33rd session), or as the handle forces.
+ *     tile into a TMA-stored 16-bit D (chains_for, 33rd session), or as the handle forces;
+ *   - the tile order's group of 8 tile rows, at most the problem's tile rows, or as forced.
  * And for every case: 1 ≤ grid ≤ SMs and grid ≤ tiles. A rule changed on purpose changes its
  * case here, with the measurement that moved it.
  */
@@ -25,8 +26,8 @@ typedef struct plan_case {
   flashc_dtype in, out;
   int with_c;       /* beta != 0 (C read) */
   int ldd_pad;      /* elements added to D's leading dimension (rows off 16 bytes: direct stores) */
-  int forced_block_n, forced_chains;
-  int block_n, chains, stream_k; /* expected */
+  int forced_block_n, forced_chains, forced_group_m;
+  int block_n, chains, stream_k, group_m; /* expected */
   long long grid;                /* expected */
 } plan_case;
 
@@ -37,27 +38,30 @@ typedef struct plan_case {
 
 static const plan_case CASES[] = {
     /* one round of 128 tiles: two chains when plain into a TMA-stored 16-bit D, one otherwise */
-    {"2048^3 bf16 plain", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 0, 256, 2, 0, 128},
-    {"2048^3 fp16 plain", 2048, 2048, 2048, 1, FP16, FP16, 0, 0, 0, 0, 256, 2, 0, 128},
-    {"2048^3 bf16 with beta*C", 2048, 2048, 2048, 1, BF16, BF16, 1, 0, 0, 0, 256, 1, 0, 128},
-    {"2048^3 bf16 into fp32", 2048, 2048, 2048, 1, BF16, FP32, 0, 0, 0, 0, 256, 1, 0, 128},
-    {"2048^3 bf16, D rows off 16 bytes", 2048, 2048, 2048, 1, BF16, BF16, 0, 1, 0, 0, 256, 1, 0, 128},
-    {"2048^3 bf16, one chain forced", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 1, 256, 1, 0, 128},
+    {"2048^3 bf16 plain", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 0, 0, 256, 2, 0, 8, 128},
+    {"2048^3 fp16 plain", 2048, 2048, 2048, 1, FP16, FP16, 0, 0, 0, 0, 0, 256, 2, 0, 8, 128},
+    {"2048^3 bf16 with beta*C", 2048, 2048, 2048, 1, BF16, BF16, 1, 0, 0, 0, 0, 256, 1, 0, 8, 128},
+    {"2048^3 bf16 into fp32", 2048, 2048, 2048, 1, BF16, FP32, 0, 0, 0, 0, 0, 256, 1, 0, 8, 128},
+    {"2048^3 bf16, D rows off 16 bytes", 2048, 2048, 2048, 1, BF16, BF16, 0, 1, 0, 0, 0, 256, 1, 0, 8, 128},
+    {"2048^3 bf16, one chain forced", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 1, 0, 256, 1, 0, 8, 128},
     /* whole rounds on the fewest CTAs: 4096^3's 512 tiles on 128 CTAs x 4 */
-    {"4096^3 bf16", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 0, 128},
-    {"4096^3 bf16, two chains forced", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 2, 256, 2, 0, 128},
-    {"2048 x 4096 x 4096 bf16 (2 tiles per CTA)", 2048, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 0, 128},
-    {"300 x 520 x 512 x 50 bf16, 256 forced", 300, 520, 512, 50, BF16, BF16, 0, 0, 256, 0, 256, 1, 0, 113},
+    {"4096^3 bf16", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 0, 256, 1, 0, 8, 128},
+    {"4096^3 bf16, two chains forced", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 2, 0, 256, 2, 0, 8, 128},
+    {"2048 x 4096 x 4096 bf16 (2 tiles per CTA)", 2048, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 0, 256, 1, 0, 8, 128},
+    {"300 x 520 x 512 x 50 bf16, 256 forced", 300, 520, 512, 50, BF16, BF16, 0, 0, 256, 0, 0, 256, 1, 0, 3, 113},
     /* stream-K tails keep every SM */
-    {"8192^3 bf16", 8192, 8192, 8192, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 1, 132},
-    {"4096 x 4096 x 14336 bf16", 4096, 4096, 14336, 1, BF16, BF16, 0, 0, 0, 0, 256, 1, 1, 132},
+    {"8192^3 bf16", 8192, 8192, 8192, 1, BF16, BF16, 0, 0, 0, 0, 0, 256, 1, 1, 8, 132},
+    {"4096 x 4096 x 14336 bf16", 4096, 4096, 14336, 1, BF16, BF16, 0, 0, 0, 0, 0, 256, 1, 1, 8, 132},
     /* narrow tiles where wide ones leave SMs idle; fewer tiles than SMs: one CTA per tile */
-    {"1024^3 bf16", 1024, 1024, 1024, 1, BF16, BF16, 0, 0, 0, 0, 64, 1, 0, 128},
-    {"300 x 520 x 200 bf16, 256 forced", 300, 520, 200, 1, BF16, BF16, 0, 0, 256, 0, 256, 2, 0, 9},
-    {"300 x 520 x 200 bf16, 256 forced, beta*C", 300, 520, 200, 1, BF16, BF16, 1, 0, 256, 0, 256, 1, 0, 9},
+    {"1024^3 bf16", 1024, 1024, 1024, 1, BF16, BF16, 0, 0, 0, 0, 0, 64, 1, 0, 8, 128},
+    {"300 x 520 x 200 bf16, 256 forced", 300, 520, 200, 1, BF16, BF16, 0, 0, 256, 0, 0, 256, 2, 0, 3, 9},
+    {"300 x 520 x 200 bf16, 256 forced, beta*C", 300, 520, 200, 1, BF16, BF16, 1, 0, 256, 0, 0, 256, 1, 0, 3, 9},
     /* e4m3: 128 at 4096^3 (8 whole rounds on 128 CTAs), 144 with the stream-K tail at 8192^3 */
-    {"e4m3 4096^3", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 0, 0, 128, 1, 0, 128},
-    {"e4m3 8192^3", 8192, 8192, 8192, 1, E4M3, BF16, 0, 0, 0, 0, 144, 1, 1, 132},
+    {"e4m3 4096^3", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 0, 0, 0, 128, 1, 0, 8, 128},
+    /* the tile order's group forced (bench_gemm --group-m), and kept within the tile rows */
+    {"4096^3 bf16, group of 16 forced", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 16, 256, 1, 0, 16, 128},
+    {"2048^3 bf16, group of 40 forced", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 0, 40, 256, 2, 0, 16, 128},
+    {"e4m3 8192^3", 8192, 8192, 8192, 1, E4M3, BF16, 0, 0, 0, 0, 0, 144, 1, 1, 8, 132},
 };
 
 static fc_gemm_problem problem_of(const plan_case* c) {
@@ -91,15 +95,16 @@ int main(void) {
     const fc_gemm_problem p = problem_of(c);
     context.gemm_hopper_block_n = c->forced_block_n;
     context.gemm_hopper_chains = c->forced_chains;
+    context.gemm_hopper_group_m = c->forced_group_m;
     fc_gemm_plan_info info;
     fc_gemm_hopper_plan_info(&p, &context, &info);
     const int ok = info.block_n == c->block_n && info.chains == c->chains && info.stream_k == c->stream_k &&
-                   info.grid == c->grid && info.grid >= 1 && info.grid <= H200_SMS && info.grid <= info.tiles;
+                   info.group_m == c->group_m && info.grid == c->grid && info.grid >= 1 && info.grid <= H200_SMS && info.grid <= info.tiles;
     if (!ok) ++failed;
     printf("%-4s %-44s %dx%d tile (want %d wide), %d chain(s) (want %d), stream-K %d (want %d), d_tma %d, "
-           "%lld tiles, grid %lld (want %lld)\n",
+           "group %d (want %d), %lld tiles, grid %lld (want %lld)\n",
            ok ? "ok" : "FAIL", c->name, info.block_m, info.block_n, c->block_n, info.chains, c->chains, info.stream_k,
-           c->stream_k, info.d_tma, info.tiles, info.grid, c->grid);
+           c->stream_k, info.d_tma, info.group_m, c->group_m, info.tiles, info.grid, c->grid);
   }
   printf("cpu_gemm_plan: %d cases, %d failed\n", count, failed);
   return failed ? 1 : 0;

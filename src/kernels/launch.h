@@ -46,6 +46,9 @@ typedef struct fc_cuda_context {
                                (gemm_hopper_config.cuh): 0 two where every CTA has one whole plain
                                tile into a TMA-stored 16-bit D, else one; 1 or 2 force that count
                                on every 256-wide 16-bit launch (tests, benchmarks) */
+  int gemm_hopper_group_m;  /* 0: the launcher's tile-order group (gemm_hopper_launch.cu,
+                               group_m_for); > 0 forces that many tile rows per group (tests,
+                               benchmarks) */
   int gemm_hopper_stream_k; /* 0: stream-K where the cost model predicts a gain; 1: wherever the
                                tiles leave a partial last round; -1: never (tests, benchmarks) */
   int gemm_portable_stream_k; /* the portable GEMM's stream-K tail (gemm_portable_stream_k.cuh): 0
@@ -104,9 +107,10 @@ size_t fc_gemm_hopper_workspace_size(const fc_gemm_problem* problem, const fc_cu
 /* The launch plan the run would use for a problem fc_gemm_hopper_check accepts (for tests of
  * the launcher's rules, tests/cpu_gemm_plan.c; no GPU needed): the tile, the WGMMA chains of
  * the 256-wide 16-bit tile (1 or 2), whether the last partial round is spread by stream-K,
- * whether D is stored by TMA, the tiles and the persistent grid. */
+ * whether D is stored by TMA, the tile order's group (tile rows), the tiles and the persistent
+ * grid. */
 typedef struct fc_gemm_plan_info {
-  int block_m, block_n, chains, stream_k, d_tma;
+  int block_m, block_n, chains, stream_k, d_tma, group_m;
   long long tiles, grid;
 } fc_gemm_plan_info;
 void fc_gemm_hopper_plan_info(const fc_gemm_problem* problem, const fc_cuda_context* context,

@@ -14,7 +14,10 @@
  * FLASHC_TEST_GEMM_STREAM_K=1|-1|0 forces one), and fixed cases force it on shapes that split
  * tiles into many pieces. The 256-wide 16-bit tile's two instantiations (one or two WGMMA
  * chains per k-step, fc_cuda_context.gemm_hopper_chains) are each forced on every layout, and
- * two chains on the paths the launcher's rule never sends them. Outputs are
+ * two chains on the paths the launcher's rule never sends them. The tile order's group
+ * (fc_cuda_context.gemm_hopper_group_m) is forced to 1–3 tile rows in a quarter of the random
+ * cases and in the stream-K cases, so groups that end inside the tile rows, and a last group
+ * of fewer rows, are covered. Outputs are
  * poisoned (0xFF = NaN) before each run and every element of the D buffer is checked (written
  * inside the matrix, untouched in the padding).
  *
@@ -71,6 +74,7 @@ typedef struct gemm_case {
   int alias_cd; /* C is D's own buffer (beta != 0; same layout, ld and batch stride) */
   int stream_k; /* Hopper stream-K forced on the handle: 1 on, -1 off, 0 the cost model */
   int chains;   /* WGMMA chains of the 16-bit 256-wide tile forced on the handle (1, 2); 0 the rule */
+  int group_m;  /* tile rows per group of the Hopper tile order forced on the handle; 0 the rule */
 } gemm_case;
 
 /* The 16-bit mma / wgmma k-step of the fp32-output accumulation term (top of the file). */
@@ -161,11 +165,11 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
       gc->in == FLASHC_DTYPE_E4M3 ? (gc->tile_n == 256 ? 144 : gc->tile_n == 64 ? 0 : gc->tile_n) : gc->tile_n;
   char name[256];
   snprintf(name, sizeof name,
-           "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d ch%d%s",
+           "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d ch%d g%d%s",
            test_dtype_name(gc->in), test_dtype_name(gc->out), gc->m, gc->n, gc->k, gc->batch,
            layout_char(gc->a_layout), layout_char(gc->b_layout), layout_char(gc->cd_layout), gc->pad_a, gc->pad_b,
            gc->pad_cd, gc->broadcast_a, gc->broadcast_b, gc->broadcast_c, gc->alpha, gc->beta, gc->bias, (int)gc->act,
-           gc->algo, forced_block_n, gc->stream_k, gc->chains, gc->alias_cd ? " c=d" : "");
+           gc->algo, forced_block_n, gc->stream_k, gc->chains, gc->group_m, gc->alias_cd ? " c=d" : "");
   const int64_t m = gc->m, n = gc->n, k = gc->k;
   const int64_t lda = (gc->a_layout == FLASHC_ROW_MAJOR ? k : m) + gc->pad_a;
   const int64_t ldb = (gc->b_layout == FLASHC_ROW_MAJOR ? n : k) + gc->pad_b;
@@ -330,10 +334,12 @@ static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) 
   handle->cuda.gemm_hopper_block_n = forced_block_n;
   handle->cuda.gemm_hopper_stream_k = gc->stream_k;
   handle->cuda.gemm_hopper_chains = gc->chains;
+  handle->cuda.gemm_hopper_group_m = gc->group_m;
   status = flashc_gemm(handle, &p, NULL, 0, NULL);
   handle->cuda.gemm_hopper_block_n = 0;
   handle->cuda.gemm_hopper_stream_k = 0;
   handle->cuda.gemm_hopper_chains = 0;
+  handle->cuda.gemm_hopper_group_m = 0;
   int pass;
   if (expect_refusal) {
     pass = status == FLASHC_STATUS_NOT_SUPPORTED || status == FLASHC_STATUS_NOT_SUPPORTED_DTYPE;
@@ -668,6 +674,7 @@ int main(int argc, char** argv) {
       if (split[i].beta != 0.0f) set_epilogue(&gc, split[i].beta, 1, FLASHC_ACTIVATION_GELU);
       gc.tile_n = tile_forced ? tile_fixed : split[i].tile_n;
       gc.stream_k = 1;
+      gc.group_m = (int)(i % 3); /* the rule's group, then groups of 1 and 2 tile rows */
       rng = test_rng_make(seed, stream++);
       run_case(handle, &rng, &gc);
     }
@@ -677,6 +684,7 @@ int main(int argc, char** argv) {
     gemm_case gc = random_case(&rng);
     gc.tile_n = NEXT_TILE_N();
     gc.stream_k = stream_k_env ? atoi(stream_k_env) : stream_k_rotation[i % 3];
+    gc.group_m = i % 4 == 3 ? 1 + (i / 4) % 3 : 0; /* a quarter with groups of 1–3 tile rows */
     run_case(handle, &rng, &gc);
   }
   flashc_destroy(handle);

@@ -112,10 +112,6 @@ struct gemm_hopper_tile {
   static constexpr int STAGES = STAGES_FIT > 8 ? 8 : STAGES_FIT;
   static constexpr uint32_t SMEM_BYTES =
       GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + GEMM_HOPPER_EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
-  /* Tile order: GROUP_M tile rows are swept together so the A panels and the B panels of the
-   * tiles in flight stay in L2. */
-  static constexpr int GROUP_M = 8;
-
   static constexpr uint32_t D_CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BLOCK_N);
 
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");

@@ -75,7 +75,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
   float acc[T::ACCUMULATORS];
   /* One unit; `split` (compile time): a stream-K unit, settled before any epilogue. */
   auto run_unit = [&](const gemm_hopper_work& work, auto split) {
-    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at(s, work.linear);
     const int row0 = tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER, col0 = tile.tile_n * T::BLOCK_N;
     if (work.k_end == s.k_tiles) /* this CTA stores the tile: no-op without C */
       gemm_hopper_prefetch_c<T::BLOCK_N>(params.epilogue, tile.batch, row0, col0, c.thread);
@@ -190,7 +190,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
         if (k_tile + GEMM_HOPPER_FUSED_C_PREFETCH_K_TILES == k_count) {
           const gemm_hopper_work unit = gemm_hopper_last_work<true>(s, units, cursor);
           if (unit.k_end == s.k_tiles) {
-            const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(s, unit.linear);
+            const gemm_hopper_tile_coord tile = gemm_hopper_tile_at(s, unit.linear);
             gemm_hopper_prefetch_c<T::BLOCK_N>(e, tile.batch, tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
                                                tile.tile_n * T::BLOCK_N, c.thread);
           }
@@ -202,7 +202,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
       if (halves) { /* the CTA's last tile: its last k-tile and the stores, in halves */
         const gemm_hopper_work work = gemm_hopper_last_work<true>(s, units, cursor);
         gemm_hopper_finish_in_halves<Input, BlockN, AMnMajor, BMnMajor, Out>(
-            params, ring, position, previous_stage, gemm_hopper_tile_at<T::GROUP_M>(s, work.linear), acc, c,
+            params, ring, position, previous_stage, gemm_hopper_tile_at(s, work.linear), acc, c,
             chunk_counter);
         break;
       }
@@ -221,7 +221,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
     gemm_hopper_tile_coord fused_tile;
     if constexpr (Fused) {
       if (store) {
-        fused_tile = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+        fused_tile = gemm_hopper_tile_at(s, work.linear);
         gemm_hopper_finish_pack<Out, BlockN>(e, acc, c.acc_scale, fused_tile.batch,
                                              fused_tile.tile_m * T::BLOCK_M + c.consumer * T::ROWS_PER_CONSUMER,
                                              fused_tile.tile_n * T::BLOCK_N, c.thread, words);
@@ -232,7 +232,7 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles_overlapped(cons
       if constexpr (Fused) {
         finished = fused_tile;
       } else {
-        finished = gemm_hopper_tile_at<T::GROUP_M>(s, work.linear);
+        finished = gemm_hopper_tile_at(s, work.linear);
         gemm_hopper_pack_d<Out, BlockN>(acc, c.acc_scale, words);
       }
       issue_next();

@@ -21,6 +21,7 @@
  * directly from registers (any alignment).
  * Check: tests/gpu/gpu_gemm.c runs AUTO and HOPPER on every layout and checks refusals.
  */
+#include <algorithm>
 #include <stdio.h>
 #include <string.h>
 
@@ -58,7 +59,10 @@ struct tile_dims {
  * tile and single-round long-K shapes (still predicted ≤ 0.2 %: off). With 12 and a 0.5 % floor
  * the model turns on exactly the shapes forced stream-K sped up (+0.3 to +1.1 %: 8192 × 4096 ×
  * 4096, 8192 × 28672 × 8192, 16384 × 14336 × 4096, 16384³, e4m3 8192³) and none it slowed.
- * (The 13th session's 4 k-tiles and 2.3 % left those off.) */
+ * (The 13th session's 4 k-tiles and 2.3 % left those off.) A higher floor where whole rounds
+ * on the balanced grid would each be one tile-order group (8192 × 4096 × 4096: predicted
+ * 0.59 %, 128 CTAs × 8 rounds of 8 × 16 tiles) was measured in the 34th session and not kept:
+ * whole rounds read +0.1 to +0.9 % bf16 but −0.1 to −0.4 % fp16 there (docs/PERF.md). */
 constexpr int64_t STREAM_K_HANDOVER_K_TILES = 12;
 constexpr double STREAM_K_MIN_GAIN = 0.005;
 
@@ -85,10 +89,22 @@ int64_t k_tiles_of(const fc_gemm_problem* p, int block_k) { return (p->k + block
  * in tiles is the same, yet on the H200 (33rd session, same process, alternating with the
  * 132-CTA grid) 4096³ ran +1.2–1.5 %, 2048 × 14336 × 4096 +1.6 %, 2048 × 4096 × {4096, 14336}
  * +0.3–0.9 %; one-round and stream-K launches are unchanged. Why: each round of 128 is one
- * GROUP_M group of tiles (8 rows × 16), so the L2 hit rate rose 72.7 → 76.2 % and DRAM traffic
- * fell ~12 % (ncu, locked clock: cycles −0.2 % only) — power the clock gets back. */
+ * group of the tile order (8 tile rows × 16), so the L2 hit rate rose 72.7 → 76.2 % and DRAM
+ * traffic fell ~12 % (ncu, locked clock: cycles −0.2 % only) — power the clock gets back. */
 int persistent_grid(int64_t tiles, int64_t sms, bool stream_k) {
   return static_cast<int>(stream_k ? sms : fc_round_robin_grid(tiles, sms));
+}
+
+/* Tile rows per group of the tile order (gemm_hopper_scheduler.cuh): the CTAs in flight sweep
+ * a group's columns together, so its A row panels and the B column panels in use stay in L2.
+ * 8 everywhere: on the H200 (34th session, bench_gemm --ab-group-m over the target's 17 shapes,
+ * same process) 16 read B/A 0.995–1.007 per shape (geomean ±0.1 %) in bf16 and fp16, and 4 lost
+ * 2.4 % where N = 14336, K = 4096 (geomean −0.3 %); the 14th and 33rd sessions' compile-time
+ * 4 and 16 read the same. A handle may force another (tests, bench_gemm --group-m). */
+constexpr int GEMM_HOPPER_GROUP_M = 8;
+
+int group_m_for(const fc_cuda_context* context) {
+  return context->gemm_hopper_group_m > 0 ? context->gemm_hopper_group_m : GEMM_HOPPER_GROUP_M;
 }
 
 /* WGMMA chains per k-step for a 16-bit 256-wide launch (gemm_hopper_config.cuh): two where every
@@ -215,6 +231,7 @@ struct launch_plan {
   int grid;
   bool d_tma;
   int chains; /* of the 256-wide 16-bit tile; GEMM_HOPPER_ONE_CHAIN for every other */
+  int group_m; /* tile rows per group of the tile order */
 };
 
 launch_plan plan_launch(const fc_gemm_problem* p, const fc_cuda_context* context) {
@@ -222,6 +239,9 @@ launch_plan plan_launch(const fc_gemm_problem* p, const fc_cuda_context* context
   plan.tile = choose_tile(p, context);
   plan.tiles = tile_count_of(p, plan.tile);
   plan.k_tiles = static_cast<int>(k_tiles_of(p, plan.tile.block_k));
+  /* At most the problem's tile rows, so that group_m · tiles_n stays within the tile count. */
+  const int64_t tiles_m = (p->m + plan.tile.block_m - 1) / plan.tile.block_m;
+  plan.group_m = static_cast<int>(std::min<int64_t>(group_m_for(context), std::max<int64_t>(tiles_m, 1)));
   plan.stream_k = plan_stream_k(plan.tiles, plan.k_tiles, context);
   plan.grid = persistent_grid(plan.tiles, fc_sm_count(context), plan.stream_k.on);
   plan.d_tma = d_tma_ok(p, static_cast<int64_t>(flashc_dtype_size(p->d_dtype)));
@@ -316,6 +336,7 @@ extern "C" void fc_gemm_hopper_plan_info(const fc_gemm_problem* problem, const f
   info->d_tma = plan.d_tma;
   info->tiles = plan.tiles;
   info->grid = plan.grid;
+  info->group_m = plan.group_m;
 }
 
 extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_cuda_context* context,
@@ -375,6 +396,7 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tiles_per_batch = s.tiles_m * s.tiles_n;
   s.tile_count = s.tiles_per_batch * p->batch_count;
   s.k_tiles = launch.k_tiles;
+  s.group_m = launch.group_m;
   const gemm_stream_k_plan& plan = launch.stream_k;
   s.dp_tiles = static_cast<int>(plan.dp_tiles);
   const int grid = launch.grid;

@@ -54,7 +54,7 @@ static __device__ __forceinline__ void gemm_hopper_produce(const CUtensorMap* ma
   gemm_hopper_work_cursor cursor = gemm_hopper_work_begin();
   gemm_hopper_work work;
   while (gemm_hopper_next_work<false>(scheduler, units, cursor, work)) {
-    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at<T::GROUP_M>(scheduler, work.linear);
+    const gemm_hopper_tile_coord tile = gemm_hopper_tile_at(scheduler, work.linear);
     const int m0 = tile.tile_m * T::BLOCK_M, n0 = tile.tile_n * T::BLOCK_N;
     const int batch_a = a_batched ? tile.batch : 0, batch_b = b_batched ? tile.batch : 0;
     for (int k_tile = work.k_begin; k_tile < work.k_end; ++k_tile) {

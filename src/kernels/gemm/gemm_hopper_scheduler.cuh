@@ -2,9 +2,9 @@
  * gemm_hopper_scheduler.cuh — the persistent work schedule of the Hopper GEMM.
  *
  * Tiles: a linear tile maps to (batch, tile_m, tile_n) in an L2-friendly grouped order: inside
- * a batch, GROUP_M tile rows are swept column by column (down the group first), so the CTAs in
+ * a batch, group_m tile rows are swept column by column (down the group first), so the CTAs in
  * flight at one time share a few A row panels and a few B column panels instead of streaming
- * all of B per tile row.
+ * all of B per tile row. group_m is chosen per launch (gemm_hopper_launch.cu, group_m_for).
  *
  * Work units: CTA b of a grid of G CTAs first takes the whole tiles b, b + G, b + 2G, ... below
  * dp_tiles (data-parallel rounds), then its share of the stream-K tiles [dp_tiles, tile_count):
@@ -46,6 +46,7 @@ struct gemm_hopper_scheduler {
   int tiles_per_batch; /* tiles_m · tiles_n */
   int tile_count;      /* tiles_per_batch · batch_count */
   int k_tiles;         /* k-tiles of a whole tile */
+  int group_m;         /* tile rows per group of the tile order (≥ 1) */
   int dp_tiles;        /* tiles [0, dp_tiles) are whole units; [dp_tiles, tile_count) stream-K */
   /* The stream-K k-tiles I = (tile_count − dp_tiles) · k_tiles = run_length · G + run_rest
    * (G = the grid), so that run boundaries need no 64-bit division (a call in SASS, which made
@@ -196,16 +197,15 @@ static __device__ __forceinline__ gemm_hopper_work gemm_hopper_last_work(const g
   return gemm_hopper_stream_k_unit<WarpUniform>(units, -cursor.next - 2);
 }
 
-template <int GroupM>
 static __device__ __forceinline__ gemm_hopper_tile_coord gemm_hopper_tile_at(const gemm_hopper_scheduler& s,
                                                                              int linear) {
   gemm_hopper_tile_coord coord;
   coord.batch = linear / s.tiles_per_batch;
   const int local = linear - coord.batch * s.tiles_per_batch;
-  const int tiles_per_group = GroupM * s.tiles_n;
+  const int tiles_per_group = s.group_m * s.tiles_n;
   const int group = local / tiles_per_group;
-  const int first_m = group * GroupM;
-  const int rows_in_group = min(s.tiles_m - first_m, GroupM);
+  const int first_m = group * s.group_m;
+  const int rows_in_group = min(s.tiles_m - first_m, s.group_m);
   const int in_group = local - group * tiles_per_group;
   coord.tile_m = first_m + in_group % rows_in_group;
   coord.tile_n = in_group / rows_in_group;
