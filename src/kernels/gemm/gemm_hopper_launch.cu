@@ -97,14 +97,24 @@ int persistent_grid(int64_t tiles, int64_t sms, bool stream_k) {
 
 /* Tile rows per group of the tile order (gemm_hopper_scheduler.cuh): the CTAs in flight sweep
  * a group's columns together, so its A row panels and the B column panels in use stay in L2.
- * 8 everywhere: on the H200 (34th session, bench_gemm --ab-group-m over the target's 17 shapes,
- * same process) 16 read B/A 0.995–1.007 per shape (geomean ±0.1 %) in bf16 and fp16, and 4 lost
- * 2.4 % where N = 14336, K = 4096 (geomean −0.3 %); the 14th and 33rd sessions' compile-time
- * 4 and 16 read the same. A handle may force another (tests, bench_gemm --group-m). */
+ * Measured on the H200 (34th session, same process, alternating):
+ * - 16-bit: 8. bench_gemm --ab-group-m 16 read B/A 0.995–1.007 per shape over the target's 17
+ *   (geomean ±0.1 %) in bf16 and fp16, 4 lost 2.4 % where N = 14336, K = 4096 (the 14th and
+ *   33rd sessions' compile-time 4 and 16 read the same).
+ * - e4m3 on the 144-wide tile (8192³, stream-K): 16. Against torch._scaled_mm (bench_gemm.py,
+ *   three rounds alternating with the group-8 build) 0.970–0.972 → 0.979–0.981; bench_gemm
+ *   --ab-group-m 16 B/A 1.010–1.014 in four readings, 1.002 in a fifth (12: ±0 to +1.7 %, 24: −0.8
+ *   to ±0, 32 and 2: −4 to −7 %).
+ * - e4m3 on the 128-wide tile (4096³): 8. There 16 read B/A +0.5–0.7 % in bench_gemm's single
+ *   launches but −0.3 % against torch._scaled_mm's chained calls (0.985–0.994 → 0.984–0.989).
+ * Why e4m3 8192³ and not the 16-bit shapes is not known: a round's count of A and B panels
+ * predicts neither. A handle may force another (tests, bench_gemm --group-m). */
 constexpr int GEMM_HOPPER_GROUP_M = 8;
+constexpr int GEMM_HOPPER_GROUP_M_E4M3_N144 = 16;
 
-int group_m_for(const fc_cuda_context* context) {
-  return context->gemm_hopper_group_m > 0 ? context->gemm_hopper_group_m : GEMM_HOPPER_GROUP_M;
+int group_m_for(const fc_gemm_problem* p, const tile_dims& tile, const fc_cuda_context* context) {
+  if (context->gemm_hopper_group_m > 0) return context->gemm_hopper_group_m;
+  return p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144 ? GEMM_HOPPER_GROUP_M_E4M3_N144 : GEMM_HOPPER_GROUP_M;
 }
 
 /* WGMMA chains per k-step for a 16-bit 256-wide launch (gemm_hopper_config.cuh): two where every
@@ -241,7 +251,7 @@ launch_plan plan_launch(const fc_gemm_problem* p, const fc_cuda_context* context
   plan.k_tiles = static_cast<int>(k_tiles_of(p, plan.tile.block_k));
   /* At most the problem's tile rows, so that group_m · tiles_n stays within the tile count. */
   const int64_t tiles_m = (p->m + plan.tile.block_m - 1) / plan.tile.block_m;
-  plan.group_m = static_cast<int>(std::min<int64_t>(group_m_for(context), std::max<int64_t>(tiles_m, 1)));
+  plan.group_m = static_cast<int>(std::min<int64_t>(group_m_for(p, plan.tile, context), std::max<int64_t>(tiles_m, 1)));
   plan.stream_k = plan_stream_k(plan.tiles, plan.k_tiles, context);
   plan.grid = persistent_grid(plan.tiles, fc_sm_count(context), plan.stream_k.on);
   plan.d_tma = d_tma_ok(p, static_cast<int64_t>(flashc_dtype_size(p->d_dtype)));
