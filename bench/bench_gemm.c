@@ -199,7 +199,7 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   static const lt_variant variants_16bit[] = {{"C = D", 1, -1, 0}};
   static const lt_variant variants_fp8[] = {
       /* torch._scaled_mm's setup for a 16-bit D: C = D (beta = 0), no D scale (torch sets one
-         only for an fp8 D). On the H200 (2026-12-02, cuBLASLt 13.0 linked statically here)
+         only for an fp8 D). On the H200 (2026-12-02, the libcublasLt.so.13 the loader finds there)
          every variant with a D scale gets no algorithm and every other is refused at run time
          (CUBLAS_STATUS_NOT_SUPPORTED), this one too — why is open; the FP8 peer is
          torch._scaled_mm in bench/bench_gemm.py until it is found. */
