@@ -407,6 +407,9 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   s.tile_count = s.tiles_per_batch * p->batch_count;
   s.k_tiles = launch.k_tiles;
   s.group_m = launch.group_m;
+#if GEMM_HOPPER_FAST_DIVMOD
+  gemm_hopper_scheduler_set_divisors(s);
+#endif
   const gemm_stream_k_plan& plan = launch.stream_k;
   s.dp_tiles = static_cast<int>(plan.dp_tiles);
   const int grid = launch.grid;

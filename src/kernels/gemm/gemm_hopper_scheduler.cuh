@@ -35,6 +35,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/common/fast_divmod.cuh"
+
+/* The tile decode by multiply-high divisions (fast_divmod.cuh) instead of integer divisions:
+ * an experiment, off until measured. After a CTA's K loop the decode runs cold from the
+ * instruction cache (ncu at 2048³, 32nd session: 163 warp samples on it and the pack, against
+ * 118 for the four chunk stores); its four 32-bit divisions are ~80 of its instructions. Off, the
+ * kernels are the ones measured (the scheduler has no divisor fields). To try it: build with
+ * -DGEMM_HOPPER_FAST_DIVMOD=1 (CMAKE_CUDA_FLAGS), gpu_gemm, then bench/ab_gemm.sh at M = 2048
+ * and the 17 shapes against main. tests/cpu_gemm_tile_order.cu checks the decode either way. */
+#ifndef GEMM_HOPPER_FAST_DIVMOD
+#define GEMM_HOPPER_FAST_DIVMOD 0
+#endif
+
 struct gemm_hopper_tile_coord {
   int batch;
   int tile_m; /* in tiles of BLOCK_M rows */
@@ -52,7 +65,23 @@ struct gemm_hopper_scheduler {
    * (G = the grid), so that run boundaries need no 64-bit division (a call in SASS, which made
    * ptxas spill around it); the host keeps tile_count + G + I and G² below 2^31. */
   int run_length, run_rest;
+#if GEMM_HOPPER_FAST_DIVMOD
+  /* tiles_per_batch, group_m · tiles_n, group_m and the last group's rows, as fast divisors
+   * (gemm_hopper_scheduler_set_divisors) */
+  fc_fast_divisor per_batch, per_group, group_rows, last_group_rows;
+#endif
 };
+
+#if GEMM_HOPPER_FAST_DIVMOD
+/* Host: the divisors of a scheduler whose tiles_m, tiles_n, tiles_per_batch and group_m are set. */
+static inline __host__ void gemm_hopper_scheduler_set_divisors(gemm_hopper_scheduler& s) {
+  const int groups = s.group_m > 0 ? (s.tiles_m + s.group_m - 1) / s.group_m : 1;
+  s.per_batch = fc_fast_divisor_make(s.tiles_per_batch);
+  s.per_group = fc_fast_divisor_make(s.group_m * s.tiles_n);
+  s.group_rows = fc_fast_divisor_make(s.group_m);
+  s.last_group_rows = fc_fast_divisor_make(s.tiles_m - (groups - 1) * s.group_m);
+}
+#endif
 
 /* One unit of work: k-tiles [k_begin, k_end) of linear tile `linear`. */
 struct gemm_hopper_work {
@@ -197,9 +226,20 @@ static __device__ __forceinline__ gemm_hopper_work gemm_hopper_last_work(const g
   return gemm_hopper_stream_k_unit<WarpUniform>(units, -cursor.next - 2);
 }
 
-static __device__ __forceinline__ gemm_hopper_tile_coord gemm_hopper_tile_at(const gemm_hopper_scheduler& s,
-                                                                             int linear) {
+static __host__ __device__ __forceinline__ gemm_hopper_tile_coord gemm_hopper_tile_at(const gemm_hopper_scheduler& s,
+                                                                                      int linear) {
   gemm_hopper_tile_coord coord;
+#if GEMM_HOPPER_FAST_DIVMOD
+  coord.batch = fc_fast_divide(linear, s.per_batch);
+  const int local = linear - coord.batch * s.tiles_per_batch;
+  const int group = fc_fast_divide(local, s.per_group);
+  const int first_m = group * s.group_m;
+  const fc_fast_divisor& rows = first_m + s.group_m <= s.tiles_m ? s.group_rows : s.last_group_rows;
+  const int in_group = local - group * s.per_group.divisor;
+  coord.tile_n = fc_fast_divide(in_group, rows);
+  coord.tile_m = first_m + in_group - coord.tile_n * rows.divisor;
+  return coord;
+#else
   coord.batch = linear / s.tiles_per_batch;
   const int local = linear - coord.batch * s.tiles_per_batch;
   const int tiles_per_group = s.group_m * s.tiles_n;
@@ -210,6 +250,7 @@ static __device__ __forceinline__ gemm_hopper_tile_coord gemm_hopper_tile_at(con
   coord.tile_m = first_m + in_group % rows_in_group;
   coord.tile_n = in_group / rows_in_group;
   return coord;
+#endif
 }
 
 #endif
