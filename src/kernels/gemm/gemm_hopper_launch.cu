@@ -187,10 +187,12 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
   return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 3), T::BLOCK_K};
 }
 
-/* The tile count of a problem at a tile shape (fc_gemm_hopper_check refuses more than an int holds). */
+/* Tile rows and columns of a problem at a tile shape, and its tile count (fc_gemm_hopper_check
+ * refuses more than an int holds). */
+int64_t tiles_m_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->m + tile.block_m - 1) / tile.block_m; }
+int64_t tiles_n_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->n + tile.block_n - 1) / tile.block_n; }
 int64_t tile_count_of(const fc_gemm_problem* p, const tile_dims& tile) {
-  return static_cast<int64_t>((p->m + tile.block_m - 1) / tile.block_m) * ((p->n + tile.block_n - 1) / tile.block_n) *
-         p->batch_count;
+  return tiles_m_of(p, tile) * tiles_n_of(p, tile) * p->batch_count;
 }
 
 bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
@@ -250,8 +252,8 @@ launch_plan plan_launch(const fc_gemm_problem* p, const fc_cuda_context* context
   plan.tiles = tile_count_of(p, plan.tile);
   plan.k_tiles = static_cast<int>(k_tiles_of(p, plan.tile.block_k));
   /* At most the problem's tile rows, so that group_m · tiles_n stays within the tile count. */
-  const int64_t tiles_m = (p->m + plan.tile.block_m - 1) / plan.tile.block_m;
-  plan.group_m = static_cast<int>(std::min<int64_t>(group_m_for(p, plan.tile, context), std::max<int64_t>(tiles_m, 1)));
+  plan.group_m = static_cast<int>(
+      std::min<int64_t>(group_m_for(p, plan.tile, context), std::max<int64_t>(tiles_m_of(p, plan.tile), 1)));
   plan.stream_k = plan_stream_k(plan.tiles, plan.k_tiles, context);
   plan.grid = persistent_grid(plan.tiles, fc_sm_count(context), plan.stream_k.on);
   plan.d_tma = d_tma_ok(p, static_cast<int64_t>(flashc_dtype_size(p->d_dtype)));
@@ -401,8 +403,8 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
                                 (!p->bias || p->bias_per_row || reinterpret_cast<uintptr_t>(p->bias) % 4 == 0);
 
   gemm_hopper_scheduler& s = params.scheduler;
-  s.tiles_m = (p->m + tile.block_m - 1) / tile.block_m;
-  s.tiles_n = (p->n + tile.block_n - 1) / tile.block_n;
+  s.tiles_m = static_cast<int>(tiles_m_of(p, tile));
+  s.tiles_n = static_cast<int>(tiles_n_of(p, tile));
   s.tiles_per_batch = s.tiles_m * s.tiles_n;
   s.tile_count = s.tiles_per_batch * p->batch_count;
   s.k_tiles = launch.k_tiles;
