@@ -144,9 +144,15 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   char* c_own = NULL;
   if (in == FLASHC_DTYPE_E4M3) CUDA_OK(cudaMalloc((void**)&c_own, d_bytes));
   c = d;
-  CUDA_OK(cudaMalloc((void**)&scales, 3 * sizeof(float)));
-  float host_scales[3] = {1.0f, 1.0f, 1.0f}; /* scale_a, scale_b, cuBLASLt's D scale */
-  CUDA_OK(cudaMemcpy(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
+  /* scale_a and scale_b, each in its own 256-byte slot (cuBLASLt refuses FP8 scales closer
+     together: see its setup below). */
+  enum { SCALE_SLOT_FLOATS = 64 };
+  CUDA_OK(cudaMalloc((void**)&scales, 2 * SCALE_SLOT_FLOATS * sizeof(float)));
+  {
+    float host_scales[2 * SCALE_SLOT_FLOATS];
+    for (int i = 0; i < 2 * SCALE_SLOT_FLOATS; ++i) host_scales[i] = 1.0f;
+    CUDA_OK(cudaMemcpy(scales, host_scales, sizeof host_scales, cudaMemcpyHostToDevice));
+  }
   make_pattern(in);
   fill_device(a, a_bytes * rotations);
   fill_device(b, b_bytes * rotations);
@@ -172,14 +178,16 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   p.algo = ctx->algo;
   if (in == FLASHC_DTYPE_E4M3) {
     p.scale_a = &scales[0];
-    p.scale_b = &scales[1];
+    p.scale_b = &scales[SCALE_SLOT_FLOATS];
   }
   /* cuBLASLt: column-major Dᵀ (n×m) = op(B)ᵀ… : A_lt = B (k×n, ld k) transposed, B_lt = A (k×m, ld k).
-     FP8: cuBLASLt 13.0 refused (CUBLAS_STATUS_NOT_SUPPORTED at run time, every heuristic choice)
-     the setup with a separate C buffer and with C aliasing D (2026-11-29). The variants below
-     are tried in order until one runs; the first is torch._scaled_mm's setup for a bf16 D,
-     the others give C a buffer, drop it, add a D scale or fast accumulation. The variant used
-     is reported. */
+     FP8 takes torch._scaled_mm's setup for a 16-bit D: C = D (beta = 0), per-tensor A and B
+     scales, no D scale (cuBLASLt 13.1 has no algorithm with one for a bf16 D, and says so with
+     CUBLASLT_LOG_MASK=1), FAST_ACCUM off; a separate C buffer is the fallback. Its scale pointers must be
+     16-byte aligned, it seems: with them 4 bytes apart (B's scale at +4) every heuristic choice
+     was refused at run time, CUBLAS_STATUS_NOT_SUPPORTED and nothing logged (29th–34th
+     sessions); in slots of their own every one runs (35th). The
+     variant used is reported. */
   cublasLtMatmulDesc_t op = NULL;
   cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
   cublasLtMatmulPreference_t preference;
@@ -192,25 +200,13 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   LT_OK(cublasLtMatrixLayoutCreate(&ld, cuda_type(out), s->n, s->m, s->n));
   typedef struct lt_variant {
     const char* what;
-    int c_mode;     /* 0: C = NULL, 1: C = D, 2: C its own buffer */
+    int c_mode;     /* 1: C = D, 2: C its own buffer */
     int fast_accum; /* -1: attribute not set */
-    int d_scale;    /* set CUBLASLT_MATMUL_DESC_D_SCALE_POINTER (to 1.0) */
   } lt_variant;
-  static const lt_variant variants_16bit[] = {{"C = D", 1, -1, 0}};
+  static const lt_variant variants_16bit[] = {{"C = D", 1, -1}};
   static const lt_variant variants_fp8[] = {
-      /* torch._scaled_mm's setup for a 16-bit D: C = D (beta = 0), no D scale (torch sets one
-         only for an fp8 D). On the H200 (2026-12-02, the libcublasLt.so.13 the loader finds there)
-         every variant with a D scale gets no algorithm and every other is refused at run time
-         (CUBLAS_STATUS_NOT_SUPPORTED), this one too — why is open; the FP8 peer is
-         torch._scaled_mm in bench/bench_gemm.py until it is found. */
-      {"torch._scaled_mm setup: C = D, FAST_ACCUM 0, no D scale", 1, 0, 0},
-      {"C separate, FAST_ACCUM 0, no D scale", 2, 0, 0},
-      {"C = NULL, FAST_ACCUM 0, D scale", 0, 0, 1},
-      {"C = NULL, FAST_ACCUM 1, D scale", 0, 1, 1},
-      {"C = NULL, FAST_ACCUM 0, no D scale", 0, 0, 0},
-      {"C = D, FAST_ACCUM 0, D scale", 1, 0, 1},
-      {"C separate, FAST_ACCUM 0, D scale", 2, 0, 1},
-      {"C separate, FAST_ACCUM 1, D scale", 2, 1, 1},
+      {"torch._scaled_mm setup: C = D, FAST_ACCUM 0", 1, 0},
+      {"C separate, FAST_ACCUM 0", 2, 0},
   };
   const lt_variant* variants = in == FLASHC_DTYPE_E4M3 ? variants_fp8 : variants_16bit;
   const int variant_count = in == FLASHC_DTYPE_E4M3 ? (int)(sizeof variants_fp8 / sizeof variants_fp8[0]) : 1;
@@ -225,19 +221,16 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
     LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
     LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
     if (in == FLASHC_DTYPE_E4M3) {
-      const float* sa = &scales[1]; /* cuBLASLt's A is our B */
+      const float* sa = &scales[SCALE_SLOT_FLOATS]; /* cuBLASLt's A is our B */
       const float* sb = &scales[0];
-      const float* sd = &scales[2];
       LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
       LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
-      if (variants[v].d_scale)
-        LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, &sd, sizeof sd));
       if (variants[v].fast_accum >= 0) {
         const int8_t fast = (int8_t)variants[v].fast_accum;
         LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
       }
     }
-    c = variants[v].c_mode == 0 ? NULL : variants[v].c_mode == 1 ? d : c_own;
+    c = variants[v].c_mode == 1 ? d : c_own;
     /* A heuristic choice can still be refused at run time, so ask for several and keep the
        first that runs (the index is reported). */
     found = 0;
