@@ -18,6 +18,8 @@
 #   --epilogues adds, per round, probe_gemm_k.py at 8192² × K 1024 and 4096 for each epilogue
 #   (c: beta·C against torch.addmm; bias_gelu: against matmul + bias + gelu; needs torch);
 #   --no-plain skips the bench_gemm rounds.
+#   --dtypes e4m3 times FP8 against cuBLASLt FP8 in the same process (it runs there since the
+#   35th session); its 25-run samples swing with the clock state at 8192³, so read several rounds.
 #   --all-tokens times the LLM shapes at every token count (bench_gemm without --quick), so
 #   with --min-m 4096 a round is exactly the 17 shapes of the geomean target (the
 #   quick set has 7 of them, 4096 tokens only, and reads ~1 % lower).

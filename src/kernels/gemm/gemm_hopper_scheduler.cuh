@@ -38,12 +38,15 @@
 #include "kernels/common/fast_divmod.cuh"
 
 /* The tile decode by multiply-high divisions (fast_divmod.cuh) instead of integer divisions:
- * an experiment, off until measured. After a CTA's K loop the decode runs cold from the
- * instruction cache (ncu at 2048³, 32nd session: 163 warp samples on it and the pack, against
- * 118 for the four chunk stores); its four 32-bit divisions are ~80 of its instructions. Off, the
- * kernels are the ones measured (the scheduler has no divisor fields). To try it: build with
- * -DGEMM_HOPPER_FAST_DIVMOD=1 (CMAKE_CUDA_FLAGS), gpu_gemm, then bench/ab_gemm.sh at M = 2048
- * and the 17 shapes against main. tests/cpu_gemm_tile_order.cu checks the decode either way. */
+ * an experiment, off. After a CTA's K loop the decode runs cold from the instruction cache
+ * (ncu at 2048³, 32nd session: 163 warp samples on it and the pack, against 118 for the four
+ * chunk stores); its four 32-bit divisions are ~80 of its instructions. Measured on the H200
+ * (35th session, bench/ab_gemm.sh against main, three rounds; gpu_gemm passes with it): 2048³ and
+ * 2048 × 4096 × 4096 +0.2–0.4 %, but 4096 × 14336 × 4096 −0.7 % in bf16 and fp16 and 2048 × 28672
+ * × 8192 bf16 −1.5 % (stream-K launches), geomean ±0 — so it stays off until the stream-K loss is
+ * understood. Off, the kernels are the ones measured (the scheduler has no divisor fields). To
+ * build it: -DGEMM_HOPPER_FAST_DIVMOD=1 (CMAKE_CUDA_FLAGS). tests/cpu_gemm_tile_order.cu checks
+ * the decode either way. */
 #ifndef GEMM_HOPPER_FAST_DIVMOD
 #define GEMM_HOPPER_FAST_DIVMOD 0
 #endif
