@@ -183,11 +183,10 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
   /* cuBLASLt: column-major Dᵀ (n×m) = op(B)ᵀ… : A_lt = B (k×n, ld k) transposed, B_lt = A (k×m, ld k).
      FP8 takes torch._scaled_mm's setup for a 16-bit D: C = D (beta = 0), per-tensor A and B
      scales, no D scale (cuBLASLt 13.1 has no algorithm with one for a bf16 D, and says so with
-     CUBLASLT_LOG_MASK=1), FAST_ACCUM off; a separate C buffer is the fallback. Its scale pointers must be
-     16-byte aligned, it seems: with them 4 bytes apart (B's scale at +4) every heuristic choice
-     was refused at run time, CUBLAS_STATUS_NOT_SUPPORTED and nothing logged (29th–34th
-     sessions); in slots of their own every one runs (35th). The
-     variant used is reported. */
+     CUBLASLT_LOG_MASK=1), FAST_ACCUM off; a separate C buffer is the fallback. The variant used
+     is reported. The scale pointers must be 16-byte aligned, it seems: with them 4 bytes apart
+     (B's scale at +4) every heuristic choice was refused at run time, CUBLAS_STATUS_NOT_SUPPORTED
+     and nothing logged (29th–34th sessions); in slots of their own every one runs (35th). */
   cublasLtMatmulDesc_t op = NULL;
   cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
   cublasLtMatmulPreference_t preference;

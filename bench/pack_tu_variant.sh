@@ -2,7 +2,7 @@
 # pack_tu_variant.sh — a variant library for bench/ab_attn.sh (or ab_gemm's --epilogues) built by
 # recompiling only the translation units the edit can change, for edits to a header that every
 # kernel includes (attn_fwd_config.cuh): pack_variant.sh rebuilds all 36 attention TUs twice
-# (~12 minutes on 2 cores), this one the TUs you name (~1 minute each).
+# (~12 minutes on 2 cores), this one the TUs you name (~15 s each for an attention instance).
 #
 #   bash bench/pack_tu_variant.sh NAME 'TU...' [FILE 'SED-EXPRESSION']...
 #   e.g. bash bench/pack_tu_variant.sh lse 'src/kernels/inst/attn_fwd_*_d128_n128.cu' \
@@ -52,7 +52,9 @@ for tu in $TUS; do
   # ptxas -v: report spills, stack frames and serialized wgmmas (C75xx) of the variant's kernels.
   (cd "$BUILD" && eval "$command -Xptxas -v") > "$out.log" 2>&1 || { cat "$out.log" >&2; exit 1; }
   grep -E "C75|[1-9][0-9]* bytes spill|[1-9][0-9]* bytes stack" "$out.log" || echo "  ptxas: no spill, stack frame or C75xx"
-  link=${link//" $object "/" $out "}
+  replaced=${link//" $object"/" $out"}
+  [ "$replaced" != "$link" ] || { echo "pack_tu_variant: $object is not in the library's link line" >&2; exit 2; }
+  link=$replaced
 done
 (cd "$BUILD" && eval "${link/-o libflashc.so.0.1.0/-o $WORK/lib/libflashc.so.0.1.0}")
 mkdir -p .carry
