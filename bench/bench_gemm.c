@@ -14,7 +14,7 @@
  * TFLOP/s, cuBLASLt TFLOP/s, ratio) and the geometric mean of the ratio over 4096³, 8192³
  * and the LLM shapes at ≥ 4096 tokens.
  *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--min-m M] [--max-m M]
- *                [--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N]
+ *                [--tile-n 256|128|64, e4m3 128|144|112] [--json FILE] [--runs N]
  *                [--stream-k auto|on|off] [--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off]
  *                [--ab-group-m G]
  * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
@@ -374,7 +374,7 @@ int main(int argc, char** argv) {
                                           : FLASHC_GEMM_ALGO_AUTO;
     } else {
       fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--min-m M] [--max-m M] "
-                      "[--tile-n 256|128|64, e4m3 128|144] [--json FILE] [--runs N] [--stream-k auto|on|off] "
+                      "[--tile-n 256|128|64, e4m3 128|144|112] [--json FILE] [--runs N] [--stream-k auto|on|off] "
                       "[--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off] [--ab-group-m G]\n", argv[0]);
       return 2;
     }

@@ -4,7 +4,7 @@
  * with the H200's 132 SMs), so it runs without a GPU. Each case names a problem and what the
  * launcher must pick for it, each pick measured to pay (docs/PERF.md):
  *   - the tile width (choose_tile: 256 for M ≥ 2048, narrower where wide tiles leave SMs idle;
- *     e4m3 128 or 144);
+ *     e4m3 128, 144 or 112);
  *   - stream-K where the cost model predicts a gain for the last partial round;
  *   - the persistent grid: every SM with stream-K, else the fewest CTAs that keep the rounds
  *     (persistent_grid, 33rd session: 4096³ on 128 CTAs);
@@ -57,9 +57,12 @@ static const plan_case CASES[] = {
     {"1024^3 bf16", 1024, 1024, 1024, 1, BF16, BF16, 0, 0, 0, 0, 0, 64, 1, 0, 8, 128},
     {"300 x 520 x 200 bf16, 256 forced", 300, 520, 200, 1, BF16, BF16, 0, 0, 256, 0, 0, 256, 2, 0, 3, 9},
     {"300 x 520 x 200 bf16, 256 forced, beta*C", 300, 520, 200, 1, BF16, BF16, 1, 0, 256, 0, 0, 256, 1, 0, 3, 9},
-    /* e4m3: 128 at 4096^3 (8 whole rounds on 128 CTAs), 144 with the stream-K tail and groups of
+    /* e4m3: 112 at 4096^3 into a 16-bit D (9 rounds on all 132 SMs, where 128 runs 8 on 128), 128
+       into fp32 (8 whole rounds on 128 CTAs) or forced, 144 with the stream-K tail and groups of
        16 tile rows at 8192^3 */
-    {"e4m3 4096^3", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 0, 0, 0, 128, 1, 0, 8, 128},
+    {"e4m3 4096^3", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 0, 0, 0, 112, 1, 0, 8, 132},
+    {"e4m3 4096^3 into fp32", 4096, 4096, 4096, 1, E4M3, FP32, 0, 0, 0, 0, 0, 128, 1, 0, 8, 128},
+    {"e4m3 4096^3, 128 forced", 4096, 4096, 4096, 1, E4M3, BF16, 0, 0, 128, 0, 0, 128, 1, 0, 8, 128},
     /* the tile order's group forced (bench_gemm --group-m), and kept within the tile rows */
     {"4096^3 bf16, group of 16 forced", 4096, 4096, 4096, 1, BF16, BF16, 0, 0, 0, 0, 16, 256, 1, 0, 16, 128},
     {"2048^3 bf16, group of 40 forced", 2048, 2048, 2048, 1, BF16, BF16, 0, 0, 0, 0, 40, 256, 2, 0, 16, 128},

@@ -6,7 +6,8 @@
  * the beta != 0 cases), strided and broadcast batches, bias, ReLU/GELU, fp16/bf16/e4m3 inputs,
  * fp16/bf16/fp32 outputs, algo AUTO and HOPPER (a forced Hopper run on a problem TMA cannot take
  * must fail with NOT_SUPPORTED), k % 8 != 0 (the fallback), and every Hopper tile width: random
- * case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle
+ * case i forces the 16-bit tile width {heuristic, 256, 128, 64}[i % 4] on the handle (e4m3:
+ * {heuristic, 144, 128, 112})
  * (fc_cuda_context.gemm_hopper_block_n; no random draw, so a seed replays the same cases; the
  * fixed layout cases give each layout every width), or FLASHC_TEST_GEMM_TILE_N=256|128|64|0
  * forces one width for every case (256 replays runs made before the tile heuristic); stream-K
@@ -70,7 +71,7 @@ typedef struct gemm_case {
   int bias, use_scales;
   flashc_activation act;
   int algo;
-  int tile_n; /* Hopper tile width forced on the handle (e4m3: 256 → 144, 64 → heuristic); 0 = the heuristic */
+  int tile_n; /* Hopper tile width forced on the handle (e4m3: 256 → 144, 64 → 112); 0 = the heuristic */
   int alias_cd; /* C is D's own buffer (beta != 0; same layout, ld and batch stride) */
   int stream_k; /* Hopper stream-K forced on the handle: 1 on, -1 off, 0 the cost model */
   int chains;   /* WGMMA chains of the 16-bit 256-wide tile forced on the handle (1, 2); 0 the rule */
@@ -160,9 +161,9 @@ static void set_epilogue(gemm_case* gc, float beta, int bias, flashc_activation 
 
 /* Runs one case; returns 1 on pass. */
 static int run_case(flashc_handle_t handle, test_rng* rng, const gemm_case* gc) {
-  /* e4m3 has widths 128 and 144: the rotation's 256 stands for 144 there, 64 for the heuristic. */
+  /* e4m3 has widths 128, 144 and 112: the rotation's 256 stands for 144 there, 64 for 112. */
   const int forced_block_n =
-      gc->in == FLASHC_DTYPE_E4M3 ? (gc->tile_n == 256 ? 144 : gc->tile_n == 64 ? 0 : gc->tile_n) : gc->tile_n;
+      gc->in == FLASHC_DTYPE_E4M3 ? (gc->tile_n == 256 ? 144 : gc->tile_n == 64 ? 112 : gc->tile_n) : gc->tile_n;
   char name[256];
   snprintf(name, sizeof name,
            "%s->%s m%d n%d k%d b%d %s%s%s pad%d,%d,%d bc%d%d%d a%.2g b%.2g bias%d act%d algo%d tile%d sk%d ch%d g%d%s",
@@ -542,6 +543,25 @@ int main(int argc, char** argv) {
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
 
+    /* e4m3 112-wide tiles: the plain 112-byte TMA chunks (56 columns: three stmatrix.x4 and one
+     * .x2 per chunk) with a tail column (250 = 2 × 112 + 26) and a tail row block; fp32 D in
+     * 64-byte chunks; the general epilogue with a partial last fp32 chunk (112 = 64 + 48). */
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 700, 250, 640, 2, 1.0f);
+    gc.tile_n = 64; /* → 112 for e4m3 */
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc.out = FLASHC_DTYPE_FP16;
+    gc.n = 224;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc.out = FLASHC_DTYPE_FP32;
+    gc.n = 250;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    set_epilogue(&gc, 0.5f, 1, FLASHC_ACTIVATION_GELU);
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+
     /* Several tiles per CTA with a plain epilogue into a TMA-stored D (batches of 3 × 3
      * tiles, more tiles than SMs): each tile is stored while the next tile's first k-tile
      * runs (gemm_hopper_kernel.cuh, the overlapped loops). K of 1, 2 and 3 k-tiles, so a
@@ -668,7 +688,8 @@ int main(int argc, char** argv) {
                  {FLASHC_DTYPE_BF16, FLASHC_DTYPE_BF16, 300, 520, 512, 20, 256, 0.0f},
                  {FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP16, 300, 520, 512, 20, 256, 1.0f},
                  {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 300, 4096, 1, 128, 0.0f},
-                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 300, 264, 512, 20, 128, 0.25f}};
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP32, 300, 264, 512, 20, 128, 0.25f},
+                 {FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 250, 4096, 1, 64, 0.0f}}; /* 64 → 112 for e4m3 */
     for (size_t i = 0; i < sizeof split / sizeof split[0]; ++i) {
       gc = hopper_k_major_case(split[i].in, split[i].out, split[i].m, split[i].n, split[i].k, split[i].batch, 1.0f);
       if (split[i].beta != 0.0f) set_epilogue(&gc, split[i].beta, 1, FLASHC_ACTIVATION_GELU);

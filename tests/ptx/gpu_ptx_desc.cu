@@ -6,7 +6,8 @@
  *                     against an independent host formula (K-major and MN-major, every swizzle,
  *                     several k-steps)
  *   ldmatrix/stmatrix x4 and x2, plain and .trans: register contents against the documented
- *                     fragment, stmatrix round trip and transposed round trip
+ *                     fragment, stmatrix round trip and transposed round trip (x2: matrices
+ *                     0 and 1 only)
  *   cvt packing       bf16x2, f16x2, e4m3x2/x4 against src/host/numeric.h (round to nearest
  *                     even, e4m3 saturating)
  *   elect / ids       elect_one_sync elects exactly one lane per warp; lane/warp/warpgroup ids
@@ -134,11 +135,17 @@ static __device__ __forceinline__ int ldm_index(int lane) {
   return (8 * (i & 1) + lane % 8) * 16 + 8 * (i >> 1);
 }
 
+/* Marks what stmatrix.x2 must not write (matrices 2 and 3). */
+constexpr uint16_t STMATRIX_UNTOUCHED = 0xDEAD;
+
 __global__ void ldmatrix_kernel(const uint16_t* tile_in, uint32_t* registers_out, uint16_t* round_trip,
-                                uint16_t* transposed) {
-  __shared__ alignas(128) uint16_t tile[256], store_plain[256], store_trans[256];
+                                uint16_t* transposed, uint16_t* round_trip_x2) {
+  __shared__ alignas(128) uint16_t tile[256], store_plain[256], store_trans[256], store_x2[256];
   const int lane = threadIdx.x;
-  for (int i = lane; i < 256; i += 32) tile[i] = tile_in[i];
+  for (int i = lane; i < 256; i += 32) {
+    tile[i] = tile_in[i];
+    store_x2[i] = STMATRIX_UNTOUCHED;
+  }
   __syncwarp();
   uint32_t plain[4], trans[4], plain2[2], trans2[2];
   ldmatrix_x4(plain, &tile[ldm_index(lane)]);
@@ -147,6 +154,7 @@ __global__ void ldmatrix_kernel(const uint16_t* tile_in, uint32_t* registers_out
   ldmatrix_x2_trans(trans2, &tile[ldm_index(lane % 16)]);
   stmatrix_x4(&store_plain[ldm_index(lane)], plain);
   stmatrix_x4_trans(&store_trans[ldm_index(lane)], plain);
+  stmatrix_x2_shared(smem_u32(&store_x2[ldm_index(lane % 16)]), plain2);
   for (int r = 0; r < 4; ++r) {
     registers_out[lane * 12 + r] = plain[r];
     registers_out[lane * 12 + 4 + r] = trans[r];
@@ -159,29 +167,32 @@ __global__ void ldmatrix_kernel(const uint16_t* tile_in, uint32_t* registers_out
   for (int i = lane; i < 256; i += 32) {
     round_trip[i] = store_plain[i];
     transposed[i] = store_trans[i];
+    round_trip_x2[i] = store_x2[i];
   }
 }
 
 static void test_ldmatrix(ptx_report* report, ptx_rng* rng) {
   std::vector<uint16_t> tile(256);
   for (auto& v : tile) v = static_cast<uint16_t>(ptx_rng_next(rng));
-  uint16_t *d_tile = nullptr, *d_round = nullptr, *d_trans = nullptr;
+  uint16_t *d_tile = nullptr, *d_round = nullptr, *d_trans = nullptr, *d_round_x2 = nullptr;
   uint32_t* d_regs = nullptr;
   CUDA_CHECK(cudaMalloc(&d_tile, 512));
   CUDA_CHECK(cudaMalloc(&d_round, 512));
   CUDA_CHECK(cudaMalloc(&d_trans, 512));
+  CUDA_CHECK(cudaMalloc(&d_round_x2, 512));
   CUDA_CHECK(cudaMalloc(&d_regs, 32 * 12 * 4));
   CUDA_CHECK(cudaMemcpy(d_tile, tile.data(), 512, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_round, 0xFF, 512));
   CUDA_CHECK(cudaMemset(d_trans, 0xFF, 512));
   CUDA_CHECK(cudaMemset(d_regs, 0xFF, 32 * 12 * 4));
-  ldmatrix_kernel<<<1, 32>>>(d_tile, d_regs, d_round, d_trans);
+  ldmatrix_kernel<<<1, 32>>>(d_tile, d_regs, d_round, d_trans, d_round_x2);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint16_t> round(256), trans(256);
+  std::vector<uint16_t> round(256), trans(256), round_x2(256);
   std::vector<uint32_t> regs(32 * 12);
   CUDA_CHECK(cudaMemcpy(round.data(), d_round, 512, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(trans.data(), d_trans, 512, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(round_x2.data(), d_round_x2, 512, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(regs.data(), d_regs, 32 * 12 * 4, cudaMemcpyDeviceToHost));
 
   auto at = [&](int matrix, int row, int col) { return tile[(8 * (matrix & 1) + row) * 16 + 8 * (matrix >> 1) + col]; };
@@ -215,14 +226,18 @@ static void test_ldmatrix(ptx_report* report, ptx_rng* rng) {
           snprintf(first, sizeof first, "stmatrix matrix %d (%d,%d)", m, r, c);
         if (trans[index] != at(m, c, r) && store_errors++ == 0)
           snprintf(first, sizeof first, "stmatrix.trans matrix %d (%d,%d)", m, r, c);
+        /* x2 stores ldmatrix.x2's two matrices (0 and 1) back, and nothing else */
+        if (round_x2[index] != (m < 2 ? at(m, r, c) : STMATRIX_UNTOUCHED) && store_errors++ == 0)
+          snprintf(first, sizeof first, "stmatrix x2 matrix %d (%d,%d)", m, r, c);
       }
   char detail[240];
   snprintf(detail, sizeof detail, "%ld register mismatches, %ld stored mismatches %s", load_errors, store_errors, first);
-  ptx_report_case(report, load_errors == 0 && store_errors == 0, "ldmatrix x4/x2 (+trans) and stmatrix x4 (+trans)",
+  ptx_report_case(report, load_errors == 0 && store_errors == 0, "ldmatrix x4/x2 (+trans), stmatrix x4 (+trans) and x2",
                   detail);
   CUDA_CHECK(cudaFree(d_tile));
   CUDA_CHECK(cudaFree(d_round));
   CUDA_CHECK(cudaFree(d_trans));
+  CUDA_CHECK(cudaFree(d_round_x2));
   CUDA_CHECK(cudaFree(d_regs));
 }
 

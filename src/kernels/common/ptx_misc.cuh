@@ -207,6 +207,17 @@ static __device__ __forceinline__ void stmatrix_x4_shared(uint32_t row_address, 
 #endif
 }
 
+/* Two matrices (lanes 0–15 give the row addresses; lanes 16–31's are ignored).
+ *   stmatrix.sync.aligned.m8n8.x2.shared.b16 [row_address], {r0, r1}; */
+static __device__ __forceinline__ void stmatrix_x2_shared(uint32_t row_address, const uint32_t (&r)[2]) {
+#if FC_PTX_HAS_SM90
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%0], {%1, %2};\n" ::"r"(row_address), "r"(r[0]), "r"(r[1])
+               : "memory");
+#else
+  FC_PTX_UNAVAILABLE();
+#endif
+}
+
 /* The same on a generic pointer into shared memory. */
 static __device__ __forceinline__ void stmatrix_x4(void* row_address, const uint32_t (&r)[4]) {
   stmatrix_x4_shared(smem_u32(row_address), r);

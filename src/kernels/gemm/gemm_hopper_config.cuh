@@ -71,7 +71,8 @@ static_assert(GEMM_HOPPER_WARPGROUP_THREADS * (GEMM_HOPPER_PRODUCER_REGISTERS +
  *   16-bit: 128 × 256 (64 rows × 256 columns per consumer: 128 fp32 accumulators per thread),
  *           the most work per byte of shared memory read; 128 × 128 and 128 × 64 for problems
  *           with too few 128 × 256 tiles to fill the SMs (M of 512–1024 tokens, 1024³).
- *   e4m3:   128 × 128 and 128 × 144: each consumer also keeps two partial accumulators that
+ *   e4m3:   128 × 128, 128 × 144 and 128 × 112 (for the 128-wide tile's partial last round,
+ *           gemm_hopper_e4m3_n112.cu): each consumer also keeps two partial accumulators that
  *           WGMMA fills one k-tile at a time and that are added into the fp32 accumulator after
  *           every k-tile (the fp8 tensor core accumulates with ~14 bits, see ptx_wgmma.cuh), so
  *           3 × BLOCK_N / 2 registers per thread (216 at 144 — the widest that fits; cuBLASLt
@@ -82,12 +83,25 @@ constexpr int gemm_hopper_default_block_n() {
 }
 
 /* D leaves in chunks of 64 rows × gemm_hopper_d_chunk_bytes (one TMA-store box, one staging
- * buffer): one 128-byte swizzle span where the tile width is whole spans of every output dtype
- * (multiples of 64 columns), else 96-byte unswizzled rows (the 144-wide e4m3 tile: 288 bytes
- * of 16-bit or 576 of fp32 per row). The kernel's staging (gemm_hopper_store_tma) and the
- * host's D map (gemm_hopper_launch.cu) both follow these two functions. */
-constexpr bool gemm_hopper_d_swizzled(int block_n) { return block_n % 64 == 0; }
-constexpr uint32_t gemm_hopper_d_chunk_bytes(int block_n) { return gemm_hopper_d_swizzled(block_n) ? 128u : 96u; }
+ * buffer of GEMM_HOPPER_EPILOGUE_BUFFER_BYTES): one 128-byte swizzle span where a row of the tile
+ * is whole spans in D's dtype (tile widths that are multiples of 64 columns), else the widest
+ * unswizzled row piece of 112, 96, 64 or 32 bytes that divides the row and holds whole 8-column
+ * blocks (the fragment's unit): the 144-wide e4m3 tile 96 bytes for 16-bit and fp32 (288 / 576
+ * bytes per row), the 112-wide one 112 bytes for 16-bit (224 per row) and 64 for fp32 (448).
+ * The kernel's staging (gemm_hopper_store_tma) and the host's D map (gemm_hopper_launch.cu) both
+ * follow these two functions. */
+constexpr bool gemm_hopper_d_swizzled(int block_n, int out_bytes) { return (block_n * out_bytes) % 128 == 0; }
+constexpr uint32_t gemm_hopper_d_chunk_bytes(int block_n, int out_bytes) {
+  if (gemm_hopper_d_swizzled(block_n, out_bytes)) return 128u;
+  const uint32_t row_bytes = static_cast<uint32_t>(block_n * out_bytes);
+  const uint32_t candidates[] = {112u, 96u, 64u, 32u};
+  for (uint32_t bytes : candidates)
+    if (row_bytes % bytes == 0 && (bytes / static_cast<uint32_t>(out_bytes)) % 8 == 0) return bytes;
+  return 0u; /* no whole chunks: refused by gemm_hopper_tile's static_assert */
+}
+static_assert(gemm_hopper_d_chunk_bytes(256, 2) == 128 && gemm_hopper_d_chunk_bytes(64, 4) == 128, "spans");
+static_assert(gemm_hopper_d_chunk_bytes(144, 2) == 96 && gemm_hopper_d_chunk_bytes(144, 4) == 96, "144-wide rows");
+static_assert(gemm_hopper_d_chunk_bytes(112, 2) == 112 && gemm_hopper_d_chunk_bytes(112, 4) == 64, "112-wide rows");
 
 template <int Input, int BlockN>
 struct gemm_hopper_tile {
@@ -112,13 +126,10 @@ struct gemm_hopper_tile {
   static constexpr int STAGES = STAGES_FIT > 8 ? 8 : STAGES_FIT;
   static constexpr uint32_t SMEM_BYTES =
       GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + GEMM_HOPPER_EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
-  static constexpr uint32_t D_CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BLOCK_N);
 
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");
-  static_assert((BLOCK_N * 2) % D_CHUNK_BYTES == 0 && (BLOCK_N * 4) % D_CHUNK_BYTES == 0,
+  static_assert(gemm_hopper_d_chunk_bytes(BLOCK_N, 2) != 0 && gemm_hopper_d_chunk_bytes(BLOCK_N, 4) != 0,
                 "whole D chunks for 16-bit and fp32 outputs");
-  static_assert(D_CHUNK_BYTES * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES,
-                "a chunk fits a buffer");
   static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
   static_assert(STAGE_BYTES % GEMM_HOPPER_SMEM_ALIGNMENT == 0, "every slot and the staging stay 1024-aligned");
   static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");

@@ -275,9 +275,10 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
                                                              uint32_t& chunk_counter) {
   constexpr int BYTES = gemm_out_traits<Out>::BYTES;
   /* Chunks of one TMA-store box: a 128-byte swizzle span (64 16-bit / 32 fp32 columns), or for
-   * widths that are not whole spans (the 144-wide e4m3 tile) 96-byte unswizzled rows. */
-  constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN);
-  constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN);
+   * widths that are not whole spans (the 144- and 112-wide e4m3 tiles) unswizzled rows of 96,
+   * 112 or 64 bytes (gemm_hopper_config.cuh). */
+  constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN, BYTES);
+  constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN, BYTES);
   constexpr int CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES;
   constexpr int J_PER_CHUNK = CHUNK / 8;
   static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");
@@ -314,18 +315,26 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
        * the st.shared.b32 count). Matrix i = (half i % 2, block 2·jp + i / 2): its fragment is
        * the accumulator layout (row g, columns 2q, +1), i.e. the packed pair 2·j + half, so
        * the four registers are four consecutive pairs; lane L addresses row L % 8 of matrix
-       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. */
-      static_assert(J_PER_CHUNK % 2 == 0, "stmatrix.x4 stores two 8-column blocks at a time");
+       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. A chunk of an odd
+       * number of blocks (the 112-wide tile's 56 columns) ends with one stmatrix.x2: matrices
+       * (half 0, half 1) of its last block, addressed by lanes 0–15. */
       const int matrix = lane / 8;
       const int local_row = 16 * warp + lane % 8 + 8 * (matrix % 2);
 #pragma unroll
       for (int jp = 0; jp < J_PER_CHUNK / 2; ++jp) {
         const uint32_t offset = local_row * CHUNK_BYTES + 8 * (2 * jp + matrix / 2) * BYTES;
         const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
-        const int pair0 = 4 * (chunk * J_PER_CHUNK / 2 + jp);
+        const int pair0 = 2 * (chunk * J_PER_CHUNK + 2 * jp);
         const uint32_t words[4] = {pair_words(pair0).x, pair_words(pair0 + 1).x, pair_words(pair0 + 2).x,
                                    pair_words(pair0 + 3).x};
         stmatrix_x4_shared(address, words);
+      }
+      if constexpr (J_PER_CHUNK % 2 != 0) {
+        static_assert(!SWIZZLED, "odd blocks per chunk only in unswizzled rows");
+        const uint32_t offset = local_row * CHUNK_BYTES + 8 * (J_PER_CHUNK - 1) * BYTES;
+        const int pair0 = 2 * (chunk * J_PER_CHUNK + J_PER_CHUNK - 1);
+        const uint32_t words[2] = {pair_words(pair0).x, pair_words(pair0 + 1).x};
+        stmatrix_x2_shared(buffer_address + offset, words);
       }
     }
     fence_proxy_async_shared_cta();

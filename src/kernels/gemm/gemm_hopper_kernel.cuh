@@ -15,7 +15,7 @@
  * from gemm_hopper_scheduler.cuh; split tiles are handed over through the workspace
  * (gemm_hopper_stream_k.cuh); shapes from gemm_hopper_config.cuh.
  * Instantiated per (input kind, tile width, A MN-major, B MN-major, WGMMA chains per k-step —
- * gemm_hopper_config.cuh) in gemm_hopper_{f16,bf16}*.cu and gemm_hopper_e4m3{,_n144}.cu.
+ * gemm_hopper_config.cuh) in gemm_hopper_{f16,bf16}*.cu and gemm_hopper_e4m3{,_n112,_n144}.cu.
  * Check: tests/gpu/gpu_gemm.c; `nvcc -Xptxas -v`: no spills, no stack frame, no C7510/C7519.
  */
 #ifndef FLASHC_KERNELS_GEMM_HOPPER_KERNEL_CUH
@@ -114,7 +114,8 @@ static __device__ __forceinline__ void gemm_hopper_finish_in_halves(const gemm_h
                                                                     const gemm_hopper_consumer_context& c,
                                                                     uint32_t& chunk_counter) {
   using T = gemm_hopper_tile<Input, BlockN>;
-  constexpr int CHUNKS = BlockN * gemm_out_traits<Out>::BYTES / static_cast<int>(gemm_hopper_d_chunk_bytes(BlockN));
+  constexpr int CHUNKS = BlockN * gemm_out_traits<Out>::BYTES /
+                         static_cast<int>(gemm_hopper_d_chunk_bytes(BlockN, gemm_out_traits<Out>::BYTES));
   static_assert(CHUNKS % 2 == 0, "each half of the columns is whole chunks");
   using pairs_t = gemm_hopper_scaled_pairs<Out, BlockN>;
   const int stage = gemm_hopper_issue_k_tile<Input, BlockN, AMnMajor, BMnMajor, GEMM_HOPPER_TWO_CHAINS, true>(
@@ -346,7 +347,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
 }
 
 /* Host side of one (input kind, tile width, chains) (gemm_hopper_{f16,bf16}[_n128|_n64|_n256_two_chains].cu,
- * gemm_hopper_e4m3{,_n144}.cu): picks the layout instantiation, sets its shared-memory attribute once
+ * gemm_hopper_e4m3{,_n112,_n144}.cu): picks the layout instantiation, sets its shared-memory attribute once
  * per handle (kernels/common/kernel_attributes.cuh) and launches. */
 #define GEMM_HOPPER_LAUNCH_ARGS                                                                     \
   const gemm_hopper_params& params, const fc_cuda_context* context, int a_mn_major, int b_mn_major, \
@@ -360,12 +361,18 @@ cudaError_t gemm_hopper_launch_bf16_n64(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_f16_n256_two_chains(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_bf16_n256_two_chains(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_e4m3(GEMM_HOPPER_LAUNCH_ARGS); /* K-major operands only */
+cudaError_t gemm_hopper_launch_e4m3_n112(GEMM_HOPPER_LAUNCH_ARGS);
 cudaError_t gemm_hopper_launch_e4m3_n144(GEMM_HOPPER_LAUNCH_ARGS);
 
 /* Kernel ids for the attribute cache: 16 per input kind, 4 layouts per (tile width, chains) —
- * index 3 is e4m3's 144-wide tile, or the 16-bit 256-wide tile on two chains. */
+ * index 2 is the 16-bit 64-wide tile or e4m3's 112-wide one, index 3 e4m3's 144-wide tile or
+ * the 16-bit 256-wide tile on two chains. */
 constexpr int gemm_hopper_variant_index(int block_n, int chains) {
-  return chains == GEMM_HOPPER_TWO_CHAINS ? 3 : block_n == 256 ? 0 : block_n == 128 ? 1 : block_n == 64 ? 2 : 3;
+  return chains == GEMM_HOPPER_TWO_CHAINS ? 3
+         : block_n == 256                 ? 0
+         : block_n == 128                 ? 1
+         : block_n == 64 || block_n == 112 ? 2
+                                           : 3;
 }
 
 template <int Input, int BlockN, int AMnMajor, int BMnMajor, int Chains = GEMM_HOPPER_ONE_CHAIN>

@@ -16,8 +16,8 @@
  * What TMA cannot load is refused here so the dispatcher falls back: an A or B base address
  * that is not 16-byte aligned, a leading dimension or batch stride that is not a multiple of 16
  * bytes (e.g. k % 8 != 0 with row-major A), e4m3 operands that are not K-major. D is stored
- * with TMA (3-D map (n, m, batch), box 128 bytes × 64 rows, 128B-swizzled; 96 bytes unswizzled
- * for the 144-wide e4m3 tile) when it is 16-byte compatible, else
+ * with TMA (3-D map (n, m, batch), box 128 bytes × 64 rows, 128B-swizzled; 96, 112 or 64 bytes
+ * unswizzled for the 144- and 112-wide e4m3 tiles) when it is 16-byte compatible, else
  * directly from registers (any alignment).
  * Check: tests/gpu/gpu_gemm.c runs AUTO and HOPPER on every layout and checks refusals.
  */
@@ -131,7 +131,7 @@ int chains_for(const fc_gemm_problem* p, const fc_cuda_context* context, bool st
                                                                               : GEMM_HOPPER_ONE_CHAIN;
 }
 
-/* The tile width for a problem. e4m3: its one tile (128 × 128). 16-bit: the width with the
+/* The tile width for a problem. e4m3: 128, 144 or 112 columns (below). 16-bit: the width with the
  * least predicted time, where a tile's time is proportional to its width divided by the
  * relative rate of that width (narrower tiles read more shared memory per FLOP), and the
  * persistent grid takes ceil(tiles / SMs) rounds of tiles. Rates measured on the H200 with
@@ -174,12 +174,24 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
     /* 128 × 144 does 12.5 % more work per k-tile; per FLOP it runs at the rate of 128 × 128
      * (H200, bench_gemm --only e4m3 --tile-n 128 / 144 at 8192³: 1339.8 → 1369.0 TFLOP/s, the
      * 28 rounds of 144-wide tiles against 32 of 128-wide ones at a relative rate of 1.006), so
-     * the width with fewer rounds × columns wins: 8192³ takes 144; 4096³ keeps 128 (8 rounds
-     * either way; forced 144 ran 6 % slower there). */
+     * the width with fewer rounds × columns wins: 8192³ takes 144; 4096³ not (8 rounds either
+     * way; forced 144 ran 6 % slower there). 128 × 112 is for the 128-wide tile's partial last
+     * round: 4096³ has 1024 tiles of 128 × 128 on 132 SMs, 7.76 rounds, run as 8 on 128 SMs;
+     * at 112 wide it has 1184 tiles, 8.97 rounds on all 132 — 9 × 112 = 1008 columns of time
+     * against 8 × 128 = 1024 (H200, 36th session, bench_gemm two-player runs of 1500 launches
+     * against cuBLASLt FP8: 128 wide 0.988 / 0.989, 112 wide 1.005 / 1.004 — the whole 1.6 %).
+     * It is a candidate only where the 128-wide tile runs whole rounds: where stream-K splits
+     * its last round the model's whole rounds overstate 128's time, and at 8192³ (28 rounds of
+     * 144 with the stream-K tail, not picked) forced 112 ran 4.5 % slower (0.949 against
+     * 0.994). Its rate is put at 0.99 of the 128-wide one so that ties stay wide. A 16-bit D
+     * only: an fp32 row of 112 columns leaves in seven 64-byte chunks (gemm_hopper_config.cuh). */
     using T = gemm_hopper_tile<GEMM_INPUT_E4M3, 128>;
-    if (forced == 128 || forced == 144) return {T::BLOCK_M, forced, T::BLOCK_K};
-    static const tile_width widths[] = {{128, 1.0}, {144, 1.0}};
-    return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 2), T::BLOCK_K};
+    if (forced == 128 || forced == 144 || forced == 112) return {T::BLOCK_M, forced, T::BLOCK_K};
+    static const tile_width widths[] = {{128, 1.0}, {144, 1.0}, {112, 0.99}};
+    const int64_t tiles_128 = (p->m + T::BLOCK_M - 1) / T::BLOCK_M * ((p->n + 127) / 128) * p->batch_count;
+    const bool whole_rounds_at_128 = !plan_stream_k(tiles_128, k_tiles_of(p, T::BLOCK_K), context).on;
+    const int count = p->d_dtype != FLASHC_DTYPE_FP32 && whole_rounds_at_128 ? 3 : 2;
+    return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, count), T::BLOCK_K};
   }
   using T = gemm_hopper_tile<GEMM_INPUT_BF16, 256>;
   if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
@@ -385,10 +397,10 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
   params.epilogue.d_tma = launch.d_tma;
   if (params.epilogue.d_tma) {
-    /* One box per staging chunk: a 128-byte swizzle span, or 96-byte unswizzled rows for tile
-     * widths that are not whole spans (gemm_hopper_config.cuh). */
-    const bool d_swizzled = gemm_hopper_d_swizzled(tile.block_n);
-    const int64_t chunk_bytes = gemm_hopper_d_chunk_bytes(tile.block_n);
+    /* One box per staging chunk: a 128-byte swizzle span, or unswizzled rows of 96, 112 or 64
+     * bytes for tile widths that are not whole spans (gemm_hopper_config.cuh). */
+    const bool d_swizzled = gemm_hopper_d_swizzled(tile.block_n, static_cast<int>(d_bytes));
+    const int64_t chunk_bytes = gemm_hopper_d_chunk_bytes(tile.block_n, static_cast<int>(d_bytes));
     status = encode_operand(context, p->d_dtype, p->d, p->n, p->m, p->ldd, p->stride_d, p->batch_count,
                             p->batch_count > 1, static_cast<uint32_t>(chunk_bytes / d_bytes), GEMM_HOPPER_EPILOGUE_ROWS,
                             &params.map_d, d_swizzled ? FC_TENSOR_MAP_SWIZZLE_128B : FC_TENSOR_MAP_SWIZZLE_NONE);
@@ -449,6 +461,8 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   const bool f16 = p->ab_dtype == FLASHC_DTYPE_FP16;
   if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144)
     error = gemm_hopper_launch_e4m3_n144(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
+  else if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 112)
+    error = gemm_hopper_launch_e4m3_n112(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (p->ab_dtype == FLASHC_DTYPE_E4M3)
     error = gemm_hopper_launch_e4m3(params, context, a_mn_major, b_mn_major, grid, cuda_stream);
   else if (launch.chains == GEMM_HOPPER_TWO_CHAINS) /* only ever the 256-wide 16-bit tile */
