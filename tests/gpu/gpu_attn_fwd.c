@@ -28,8 +28,9 @@
  *      plans with 2-7 SMs, so tiles split into pieces across up to 7 CTAs;
  *   2e-2f. masked cases for the one-consumer instances (and d128 windows), and causal d128 cases on 2-3 SMs whose
  *      CTAs take several tiles each from the dynamic scheduler's counter;
- *   2g. uniform cases of d64/d96/d128 with stream-K forced off on 2-7 SMs: a partial last
- *      round takes its tiles from the same counter;
+ *   2g. uniform cases of d64/d96/d128 with stream-K forced off on 2-7 SMs (the drawn count, or
+ *      the first of 2, 3, 5, 7 that leaves a partial last round): that round takes its tiles
+ *      from the same counter;
  *   2h. unmasked d128 cases of a · 160 + b · 128 keys, whose last b key blocks run 128 wide,
  *      half with the stream-K tail forced;
  *   3. split-KV (FlashAttention-3's decoding path; split_case): num_splits 2..16 and 0
@@ -977,6 +978,9 @@ static int is_refusal_status(flashc_status status, const gcase* c) {
   return c->refuse == REFUSE_MISALIGNED && status == FLASHC_STATUS_MISALIGNED;
 }
 
+/* Few SMs, primes: more tiles than SMs and a partial last round for most draws (parts 2d, 2g). */
+static const int FEW_SMS[] = {2, 3, 5, 7};
+
 /* Part 2d's cases on the GPU, and those for which the launcher planned the stream-K tail. */
 static int g_stream_k_cases = 0, g_stream_k_planned = 0;
 /* Part 2g's cases on the GPU, and those for which the launcher planned the dynamic counter. */
@@ -1030,6 +1034,24 @@ static int run_case(flashc_handle_t handle, prepared* pr, double* backend_second
   if (forced_sms) handle->cuda.sm_count = forced_sms;
   if (forced_tail) handle->cuda.attn_stream_k = 1;
   if (forced_no_tail) handle->cuda.attn_stream_k = -1;
+  if (forced_no_tail) {
+    /* Part 2g is about the counter: of its few SM counts, the drawn one first, plan on the
+     * first that leaves a partial last round (the counter is then the plan's only workspace).
+     * Small draws (fit_budget shrinks most to one sequence of a few heads) often fill whole
+     * rounds of the drawn count: a seed once planned the counter for 2 of 12. A draw that fills
+     * whole rounds on every count keeps the drawn one and runs round robin. */
+    const int candidates[5] = {c->plan_sms, FEW_SMS[0], FEW_SMS[1], FEW_SMS[2], FEW_SMS[3]};
+    for (int i = 0; i < 5; ++i) {
+      size_t bytes = 0;
+      handle->cuda.sm_count = candidates[i];
+      if (flashc_attn_fwd_workspace_size(handle, &d, &bytes) == FLASHC_STATUS_SUCCESS && bytes > 0) {
+        if (candidates[i] != c->plan_sms)
+          printf("  part 2g: planned on %d SMs instead of %d (a partial last round)\n", candidates[i], c->plan_sms);
+        break;
+      }
+      handle->cuda.sm_count = c->plan_sms;
+    }
+  }
   if (c->own_workspace && c->expect == EXPECT_OK) {
     status = flashc_attn_fwd_workspace_size(handle, &d, &workspace_bytes);
     if (status != FLASHC_STATUS_SUCCESS) {
@@ -1212,9 +1234,6 @@ static gcase uniform_case(test_rng* case_rng, const int* dims, int dim_count) {
   c.seqlen_k = test_rng_int(case_rng, 200, 1500);
   return c;
 }
-
-/* Few SMs, primes: more tiles than SMs and a partial last round for most draws (parts 2d, 2g). */
-static const int FEW_SMS[] = {2, 3, 5, 7};
 
 /* Part 2d: a uniform case (the tiles the stream-K tail takes, attn_fwd_stream_k.cuh) with
  * d64/d128/d256, unsplit, run with stream-K forced on a handle that plans with 2, 3, 5 or 7
