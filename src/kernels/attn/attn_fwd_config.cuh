@@ -192,6 +192,18 @@ struct attn_fwd_tile {
    * key loop's set-up, one move per accumulator; the 3-consumer stream-K kernel (128 registers)
    * spilled 16 bytes without the zeroing, so it keeps it. */
   static constexpr bool ZERO_O_AT_TILE_START = Consumers == 3 && STREAM_K;
+  /* S = Q·Kᵀ with Q in registers (RS wgmma; A fragments loaded by ldmatrix once per tile,
+   * attn_fwd_load_q_fragments) instead of read from shared memory by every S (SS), and Q's
+   * buffer freed as soon as they are loaded: +d / 4 registers per consumer thread, for less
+   * shared-memory traffic (bench/wgmma_rates.cu ran SS and RS at the same rate, the clock
+   * 0.2–0.8 % higher with RS, 22nd session; the kernels run at the power limit). H200, ab_attn
+   * against the switch off on every 2-consumer instance of d ≤ 128 but d128's 160-key one (100
+   * bytes of spill there), 36th session, bests of 8–12 rounds: d64 192-key (causal 16k) +1.1 /
+   * +1.0 / +0.3 % (bf16, bf16, fp16), d96 1k–4k −0.4 to +0.9 %, d128 128-key causal 2k–8k −0.2
+   * to +0.4 %, but d128 128-key at 512–1k −0.5 to −1.3 % (short tiles: the fragments' loads at
+   * each tile start are not paid back). So on where tiles are long and the instance is not
+   * d128's: d64's 192-key instance (long masked problems) and d96. */
+  static constexpr bool Q_IN_REGISTERS = Consumers == 2 && ((HeadDim == 64 && BlockN == 192) || HeadDim == 96);
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V

@@ -315,11 +315,12 @@ static __device__ __forceinline__ void attn_wgmma_ss(float (&acc)[N], uint64_t d
   else wgmma_ss_f16<0, TransB>(acc, desc_a, desc_b, accumulate);
 }
 
-template <int Input, int N>
+/* TransB = 1: B MN-major (V in P·V); 0: K-major (K in S = Q·Kᵀ with Q in registers). */
+template <int Input, int N, int TransB = 1>
 static __device__ __forceinline__ void attn_wgmma_rs(float (&acc)[N], const uint32_t (&a)[4], uint64_t desc_b,
                                                      uint32_t accumulate) {
-  if constexpr (Input == ATTN_INPUT_BF16) wgmma_rs_bf16<1>(acc, a, desc_b, accumulate);
-  else wgmma_rs_f16<1>(acc, a, desc_b, accumulate);
+  if constexpr (Input == ATTN_INPUT_BF16) wgmma_rs_bf16<TransB>(acc, a, desc_b, accumulate);
+  else wgmma_rs_f16<TransB>(acc, a, desc_b, accumulate);
 }
 
 /* S = Q·Kᵀ for this consumer's 64 rows (issue only), from the descriptors of Q and of the K
@@ -335,6 +336,37 @@ static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[Accumulators
     const uint64_t desc_q = smem_desc_advance_low(desc_q0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_M, step * 32u));
     const uint64_t desc_k = smem_desc_advance_low(desc_k0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_N, step * 32u));
     attn_wgmma_ss<Input, Accumulators, 0>(s, desc_q, desc_k, step > 0 ? 1u : 0u);
+  }
+}
+
+/* The same with Q in registers (attn_fwd_tile::Q_IN_REGISTERS): the A fragment of k-step
+ * `step` is q[step]. */
+template <int Input, class T, int Accumulators>
+static __device__ __forceinline__ void attn_fwd_issue_qk(float (&s)[Accumulators], const uint32_t (&q)[T::QK_STEPS][4],
+                                                         uint64_t desc_k0) {
+#pragma unroll
+  for (int step = 0; step < T::QK_STEPS; ++step) {
+    const uint64_t desc_k = smem_desc_advance_low(desc_k0, smem_k_major_offset(T::QK_SWIZZLE, T::BLOCK_N, step * 32u));
+    attn_wgmma_rs<Input, Accumulators, 0>(s, q[step], desc_k, step > 0 ? 1u : 0u);
+  }
+}
+
+/* This consumer's 64 Q rows of buffer `q_stage` as the A fragments of S = Q·Kᵀ, one ldmatrix.x4
+ * per k-step of 16 columns: lane l addresses row 16·warp + l % 16 at column 16·step + 8·(l / 16),
+ * so matrices 0–3 are (rows 0–7, 8–15) × (columns 0–7, 8–15) of the warp's rows — the wgmma
+ * (and mma.m16n8k16) A fragment a0..a3. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_load_q_fragments(const attn_fwd_smem& sm, unsigned q_stage,
+                                                                 int consumer, int thread,
+                                                                 uint32_t (&q)[T::QK_STEPS][4]) {
+  const int lane = thread % 32, warp = thread / 32;
+  const uint32_t row = static_cast<uint32_t>(consumer * ATTN_FWD_ROWS_PER_CONSUMER + 16 * warp + lane % 16);
+  const uint8_t* q_buffer = sm.q + q_stage * T::Q_BYTES;
+#pragma unroll
+  for (int step = 0; step < T::QK_STEPS; ++step) {
+    const uint32_t column = static_cast<uint32_t>(16 * step + 8 * (lane / 16));
+    ldmatrix_x4(q[step], q_buffer + smem_k_major_element_offset(T::QK_SWIZZLE, T::BLOCK_M, row, column,
+                                                                T::ELEMENT_BYTES));
   }
 }
 
@@ -525,6 +557,17 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     return -1;
   }
   if constexpr (T::O_PASS0_IN_K_SLOT) state.k_slot_read_phase ^= 1u; /* this tile's phase is the one before */
+  uint32_t q_fragments[T::Q_IN_REGISTERS ? T::QK_STEPS : 1][4];
+  if constexpr (T::Q_IN_REGISTERS) {
+    attn_fwd_load_q_fragments<T>(sm, q_stage, consumer, thread, q_fragments);
+    attn_fwd_release_q_early(sm, q_stage); /* read once: the next tile's Q may load */
+  }
+  /* S_n into `scores` from the K slot `k_stage`, Q from registers or shared memory. */
+  auto issue_s = [&](auto& scores, int k_stage, uint64_t desc_q_uniform, uint64_t desc_k_slot_0) {
+    const uint64_t desc_k = smem_desc_advance_low(desc_k_slot_0, k_stage * T::K_STAGE_BYTES);
+    if constexpr (T::Q_IN_REGISTERS) attn_fwd_issue_qk<Input, T>(scores, q_fragments, desc_k);
+    else attn_fwd_issue_qk<Input, T>(scores, desc_q_uniform, desc_k);
+  };
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + q_stage * T::Q_BYTES +
@@ -584,7 +627,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s_of(width), desc_q, smem_desc_advance_low(desc_k_slot0, stage * T::K_STAGE_BYTES));
+    issue_s(s_of(width), stage, desc_q, desc_k_slot0);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
@@ -593,7 +636,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release_k<T>(sm, stage, first == end - 1);
-    if (first == end - 1) attn_fwd_release_q_early(sm, q_stage);
+    if (!T::Q_IN_REGISTERS && first == end - 1) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(end - 1, width);
     /* O holds nothing until the tile's first P·V overwrites it (accumulate = 0): nothing to
@@ -630,7 +673,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    attn_fwd_issue_qk<Input, T>(s_of(s_width), desc_q, smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES));
+    issue_s(s_of(s_width), k_stage, desc_q, desc_k_slot0);
     wgmma_commit_group();
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous
@@ -647,7 +690,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     wgmma_fence_operand(s);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_S_READY);
     attn_fwd_release_k<T>(sm, k_stage, n == first);
-    if (n == first) attn_fwd_release_q_early(sm, q_stage);
+    if (!T::Q_IN_REGISTERS && n == first) attn_fwd_release_q_early(sm, q_stage);
     ring_advance<T::STAGES>(state.k_position);
     scores_to_p(n, s_width);
     attn_fwd_pin_softmax(&sm.softmax_pins[consumer_thread / 32], rows);
