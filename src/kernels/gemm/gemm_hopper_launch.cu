@@ -131,6 +131,14 @@ int chains_for(const fc_gemm_problem* p, const fc_cuda_context* context, bool st
                                                                               : GEMM_HOPPER_ONE_CHAIN;
 }
 
+/* Tile rows and columns of a problem at a tile shape, and its tile count (fc_gemm_hopper_check
+ * refuses more than an int holds). */
+int64_t tiles_m_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->m + tile.block_m - 1) / tile.block_m; }
+int64_t tiles_n_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->n + tile.block_n - 1) / tile.block_n; }
+int64_t tile_count_of(const fc_gemm_problem* p, const tile_dims& tile) {
+  return tiles_m_of(p, tile) * tiles_n_of(p, tile) * p->batch_count;
+}
+
 /* The tile width for a problem. e4m3: 128, 144 or 112 columns (below). 16-bit: the width with the
  * least predicted time, where a tile's time is proportional to its width divided by the
  * relative rate of that width (narrower tiles read more shared memory per FLOP), and the
@@ -188,8 +196,8 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
     using T = gemm_hopper_tile<GEMM_INPUT_E4M3, 128>;
     if (forced == 128 || forced == 144 || forced == 112) return {T::BLOCK_M, forced, T::BLOCK_K};
     static const tile_width widths[] = {{128, 1.0}, {144, 1.0}, {112, 0.99}};
-    const int64_t tiles_128 = (p->m + T::BLOCK_M - 1) / T::BLOCK_M * ((p->n + 127) / 128) * p->batch_count;
-    const bool whole_rounds_at_128 = !plan_stream_k(tiles_128, k_tiles_of(p, T::BLOCK_K), context).on;
+    const tile_dims tile_128 = {T::BLOCK_M, T::BLOCK_N, T::BLOCK_K};
+    const bool whole_rounds_at_128 = !plan_stream_k(tile_count_of(p, tile_128), k_tiles_of(p, T::BLOCK_K), context).on;
     const int count = p->d_dtype != FLASHC_DTYPE_FP32 && whole_rounds_at_128 ? 3 : 2;
     return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, count), T::BLOCK_K};
   }
@@ -197,14 +205,6 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
   if (forced == 256 || forced == 128 || forced == 64) return {T::BLOCK_M, forced, T::BLOCK_K};
   static const tile_width widths[] = {{256, 1.0}, {128, 0.9}, {64, 0.6}};
   return {T::BLOCK_M, fastest_width(p, context, T::BLOCK_M, widths, 3), T::BLOCK_K};
-}
-
-/* Tile rows and columns of a problem at a tile shape, and its tile count (fc_gemm_hopper_check
- * refuses more than an int holds). */
-int64_t tiles_m_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->m + tile.block_m - 1) / tile.block_m; }
-int64_t tiles_n_of(const fc_gemm_problem* p, const tile_dims& tile) { return (p->n + tile.block_n - 1) / tile.block_n; }
-int64_t tile_count_of(const fc_gemm_problem* p, const tile_dims& tile) {
-  return tiles_m_of(p, tile) * tiles_n_of(p, tile) * p->batch_count;
 }
 
 bool aligned(const void* pointer, int64_t bytes) { return reinterpret_cast<uintptr_t>(pointer) % bytes == 0; }
