@@ -159,13 +159,12 @@ struct tile_width {
  * fractional last round in this model, 8192³ e4m3 moved to the 128-wide tile and lost 9 %.) */
 int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int block_m, const tile_width* widths,
                   int count) {
-  const int64_t tiles_m = (p->m + block_m - 1) / block_m;
   const int64_t sms = fc_sm_count(context);
   int best_n = widths[0].block_n;
   double best_time = 0.0;
   for (int i = 0; i < count; ++i) {
     const tile_width& w = widths[i];
-    const int64_t tiles = tiles_m * ((p->n + w.block_n - 1) / w.block_n) * p->batch_count;
+    const int64_t tiles = tile_count_of(p, tile_dims{block_m, w.block_n, 0}); /* (block_k unused) */
     const double rounds = static_cast<double>((tiles + sms - 1) / sms);
     const double time = rounds * w.block_n / w.relative_rate;
     if (i == 0 || time < best_time) {
