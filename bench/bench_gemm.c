@@ -3,7 +3,8 @@
  *
  * Shapes: squares 1024…8192 (16384 with --full) and the LLM shapes tokens 512…16384 ×
  * (N, K) ∈ {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 28672)}, fp16
- * and bf16; e4m3 (bf16 out, per-tensor scales) at 4096³ and 8192³ against cuBLASLt FP8.
+ * and bf16; e4m3 (bf16 out, per-tensor scales) at 4096³ and 8192³ against cuBLASLt FP8 (with --full
+ * also at 1024³, 2048³, 6144³, 16384³ and the LLM shapes at 4096 and 8192 tokens).
  * Layout: D (M×N) row-major = A (M×K row-major) · B (K×N column-major, i.e. an N×K weight
  * matrix) — the "TN" GEMM of a linear layer, the one layout both libraries (and FP8) take.
  * Method: random non-zero inputs, inputs rotated among several copies so the working set
@@ -428,8 +429,18 @@ int main(int argc, char** argv) {
         shapes[count++] = (shape){tokens[i], llm_nk[j][0], llm_nk[j][1], dtypes[t], tokens[i] >= 4096, "llm"};
   }
   if (ctx.algo != FLASHC_GEMM_ALGO_PORTABLE) { /* the portable path takes no e4m3 (it would refuse) */
-    shapes[count++] = (shape){4096, 4096, 4096, FLASHC_DTYPE_E4M3, 0, "square"};
-    shapes[count++] = (shape){8192, 8192, 8192, FLASHC_DTYPE_E4M3, 0, "square"};
+    /* The target's two squares; with --full also the squares where the e4m3 width rule picks
+     * 112 (1024³, 6144³) or 128 / 144 for other reasons, and the LLM shapes at 4096 and 8192
+     * tokens (128 with stream-K, 144 where K or N is 28672-wide; gemm_hopper_launch.cu). */
+    static const int e4m3_squares_full[] = {1024, 2048, 4096, 6144, 8192, 16384};
+    static const int e4m3_squares[] = {4096, 8192};
+    const int* squares = full ? e4m3_squares_full : e4m3_squares;
+    const int square_count = full ? 6 : 2;
+    for (int i = 0; i < square_count; ++i)
+      shapes[count++] = (shape){squares[i], squares[i], squares[i], FLASHC_DTYPE_E4M3, 0, "square"};
+    for (int i = 0; full && i < 2; ++i)
+      for (int j = 0; j < 5; ++j)
+        shapes[count++] = (shape){4096 << i, llm_nk[j][0], llm_nk[j][1], FLASHC_DTYPE_E4M3, 0, "llm"};
   }
   if (only_dtype) { /* keep the shapes of one dtype */
     int kept = 0;
