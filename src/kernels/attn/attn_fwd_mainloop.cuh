@@ -562,12 +562,6 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_load_q_fragments<T>(sm, q_stage, consumer, thread, q_fragments);
     attn_fwd_release_q_early(sm, q_stage); /* read once: the next tile's Q may load */
   }
-  /* S_n into `scores` from the K slot `k_stage`, Q from registers or shared memory. */
-  auto issue_s = [&](auto& scores, int k_stage, uint64_t desc_q_uniform, uint64_t desc_k_slot_0) {
-    const uint64_t desc_k = smem_desc_advance_low(desc_k_slot_0, k_stage * T::K_STAGE_BYTES);
-    if constexpr (T::Q_IN_REGISTERS) attn_fwd_issue_qk<Input, T>(scores, q_fragments, desc_k);
-    else attn_fwd_issue_qk<Input, T>(scores, desc_q_uniform, desc_k);
-  };
 
   const int row0 = m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER; /* packed row of this warpgroup's first row */
   const uint32_t q_address = smem_u32(sm.q) + q_stage * T::Q_BYTES +
@@ -579,6 +573,12 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
   const uint64_t desc_q = T::UNIFORM_Q_DESCRIPTOR ? uniform_u64(desc_q_thread) : uniform_desc_address(desc_q_thread);
   const uint64_t desc_k_slot0 = uniform_u64(smem_desc_k_major_at(smem_u32(sm.k), T::QK_SWIZZLE, T::BLOCK_N, 0));
   const uint64_t desc_v_slot0 = uniform_u64(smem_desc_mn_major_at(smem_u32(sm.v), T::V_SWIZZLE, T::BLOCK_N, 0));
+  /* S_n into `scores` from K slot `k_stage`, Q from registers or shared memory. */
+  auto issue_s = [&](auto& scores, int k_stage) {
+    const uint64_t desc_k = smem_desc_advance_low(desc_k_slot0, k_stage * T::K_STAGE_BYTES);
+    if constexpr (T::Q_IN_REGISTERS) attn_fwd_issue_qk<Input, T>(scores, q_fragments, desc_k);
+    else attn_fwd_issue_qk<Input, T>(scores, desc_q, desc_k);
+  };
   const int consumer_thread = consumer * ATTN_FWD_WARPGROUP_THREADS + thread;
   /* The last key block may need its V tail zeroed (see attn_fwd_params.zero_v_tail) — not with
    * narrow blocks (attn_fwd_key_map_of): the sequence's length is then exact, so no block is
@@ -627,7 +627,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    issue_s(s_of(width), stage, desc_q, desc_k_slot0);
+    issue_s(s_of(width), stage);
     wgmma_commit_group();
     attn_fwd_pass_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_ISSUED);
@@ -673,7 +673,7 @@ static __device__ __forceinline__ int attn_fwd_consume(const attn_fwd_params& p,
     attn_fwd_wait_turn<T>(consumer);
     attn_fwd_stamp(state.timeline, ATTN_EVENT_TURN);
     wgmma_fence();
-    issue_s(s_of(s_width), k_stage, desc_q, desc_k_slot0);
+    issue_s(s_of(s_width), k_stage);
     wgmma_commit_group();
     mbarrier_wait_parity(&sm.v_full[v_stage], state.v_position.phase);
     /* While S_n computes: bring O to the row maxima of P_{n+1} (the factor the previous

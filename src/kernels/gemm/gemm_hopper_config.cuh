@@ -130,6 +130,9 @@ struct gemm_hopper_tile {
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");
   static_assert(gemm_hopper_d_chunk_bytes(BLOCK_N, 2) != 0 && gemm_hopper_d_chunk_bytes(BLOCK_N, 4) != 0,
                 "whole D chunks for 16-bit and fp32 outputs");
+  static_assert(gemm_hopper_d_chunk_bytes(BLOCK_N, 2) * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES &&
+                    gemm_hopper_d_chunk_bytes(BLOCK_N, 4) * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES,
+                "a chunk fits a staging buffer");
   static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
   static_assert(STAGE_BYTES % GEMM_HOPPER_SMEM_ALIGNMENT == 0, "every slot and the staging stay 1024-aligned");
   static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");
