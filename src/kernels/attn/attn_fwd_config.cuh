@@ -202,8 +202,14 @@ struct attn_fwd_tile {
    * +1.0 / +0.3 % (bf16, bf16, fp16), d96 1k–4k −0.4 to +0.9 %, d128 128-key causal 2k–8k −0.2
    * to +0.4 %, but d128 128-key at 512–1k −0.5 to −1.3 % (short tiles: the fragments' loads at
    * each tile start are not paid back). So on where tiles are long and the instance is not
-   * d128's: d64's 192-key instance (long masked problems) and d96. */
-  static constexpr bool Q_IN_REGISTERS = Consumers == 2 && ((HeadDim == 64 && BlockN == 192) || HeadDim == 96);
+   * d128's: d64's 192-key instance (long masked problems) and d96. Also d64's one-consumer
+   * 64-key instance (three CTAs per SM, short masked rows; 37th session, 10 rounds: causal
+   * 512 / 1k +0.5 / +2.2 % bf16, +0.5 / +0.7 % fp16; why short tiles gain here and lose at
+   * d128 is not measured — three CTAs per SM share its shared memory's bandwidth). Its 80-key
+   * sibling and the 3- and 4-consumer instances spill with it (24–96 bytes; the 4-consumer one
+   * C7512). */
+  static constexpr bool Q_IN_REGISTERS =
+      (Consumers == 1 && BlockN == 64) || (Consumers == 2 && ((HeadDim == 64 && BlockN == 192) || HeadDim == 96));
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
 
   /* Q and K are K-major operands (contiguous along d); V is the MN-major B operand of P·V
