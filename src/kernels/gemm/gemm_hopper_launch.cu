@@ -178,11 +178,15 @@ int fastest_width(const fc_gemm_problem* p, const fc_cuda_context* context, int 
 tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) {
   const int forced = context->gemm_hopper_block_n;
   if (p->ab_dtype == FLASHC_DTYPE_E4M3) {
-    /* 128 × 144 does 12.5 % more work per k-tile; per FLOP it runs at the rate of 128 × 128
-     * (H200, bench_gemm --only e4m3 --tile-n 128 / 144 at 8192³: 1339.8 → 1369.0 TFLOP/s, the
-     * 28 rounds of 144-wide tiles against 32 of 128-wide ones at a relative rate of 1.006), so
-     * the width with fewer rounds × columns wins: 8192³ takes 144; 4096³ not (8 rounds either
-     * way; forced 144 ran 6 % slower there). 128 × 112 is for the 128-wide tile's partial last
+    /* 128 × 144 does 12.5 % more work per k-tile; per FLOP it runs at 1.006 of the rate of
+     * 128 × 128 (H200, bench_gemm --only e4m3 --tile-n 128 / 144 at 8192³: 1339.8 → 1369.0
+     * TFLOP/s over 28 rounds of 144-wide tiles against 32 of 128-wide ones), so the width with
+     * fewer rounds × columns wins: 8192³ takes 144; 4096³ not (8 rounds either way; forced 144
+     * ran 6 % slower there). With that rate in the model the near-ties go to 144 (6144³, 4096 ×
+     * 14336 × 4096, 8192 × 14336 × 4096, 4096 / 8192 × 28672 × 8192, where 128's rounds ×
+     * columns are 0.2–0.8 % fewer): forced 144 against forced 128 read +1.0, +1.2, +0.4, −0.25
+     * and +0.2 % there (H200, 38th session, two rounds of bench_gemm --full --only e4m3 --runs
+     * 400 each, against cuBLASLt FP8). 128 × 112 is for the 128-wide tile's partial last
      * round: 4096³ has 1024 tiles of 128 × 128 on 132 SMs, 7.76 rounds, run as 8 on 128 SMs;
      * at 112 wide it has 1184 tiles, 8.97 rounds on all 132 — 9 × 112 = 1008 columns of time
      * against 8 × 128 = 1024 (H200, 36th session, bench_gemm two-player runs of 1500 launches
@@ -194,7 +198,7 @@ tile_dims choose_tile(const fc_gemm_problem* p, const fc_cuda_context* context) 
      * only: an fp32 row of 112 columns leaves in seven 64-byte chunks (gemm_hopper_config.cuh). */
     using T = gemm_hopper_tile<GEMM_INPUT_E4M3, 128>;
     if (forced == 128 || forced == 144 || forced == 112) return {T::BLOCK_M, forced, T::BLOCK_K};
-    static const tile_width widths[] = {{128, 1.0}, {144, 1.0}, {112, 0.99}};
+    static const tile_width widths[] = {{128, 1.0}, {144, 1.006}, {112, 0.99}};
     const tile_dims tile_128 = {T::BLOCK_M, T::BLOCK_N, T::BLOCK_K};
     const bool whole_rounds_at_128 = !plan_stream_k(tile_count_of(p, tile_128), k_tiles_of(p, T::BLOCK_K), context).on;
     const int count = p->d_dtype != FLASHC_DTYPE_FP32 && whole_rounds_at_128 ? 3 : 2;
