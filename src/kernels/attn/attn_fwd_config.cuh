@@ -203,11 +203,11 @@ struct attn_fwd_tile {
    * to +0.4 %, but d128 128-key at 512–1k −0.5 to −1.3 % (short tiles: the fragments' loads at
    * each tile start are not paid back). So on where tiles are long and the instance is not
    * d128's: d64's 192-key instance (long masked problems) and d96. Also d64's one-consumer
-   * 64-key instance (three CTAs per SM, short masked rows; 37th session, 10 rounds: causal
-   * 512 / 1k +0.5 / +2.2 % bf16, +0.5 / +0.7 % fp16; why short tiles gain here and lose at
-   * d128 is not measured — three CTAs per SM share its shared memory's bandwidth). Its 80-key
-   * sibling and the 3- and 4-consumer instances spill with it (24–96 bytes; the 4-consumer one
-   * C7512). */
+   * 64-key instance (three CTAs per SM, short masked rows; causal 512 / 1k, medians: 37th
+   * session, 10 rounds, +0.5 / +2.2 % bf16, +0.5 / +0.7 % fp16; 38th, 12 rounds, +0.6 / +0.6 %
+   * bf16, +0.6 / +0.7 % fp16; why short tiles gain here and lose at d128 is not measured —
+   * three CTAs per SM share its shared memory's bandwidth). Its 80-key sibling and the 3- and
+   * 4-consumer instances spill with it (24–96 bytes; the 4-consumer one C7512). */
   static constexpr bool Q_IN_REGISTERS =
       (Consumers == 1 && BlockN == 64) || (Consumers == 2 && ((HeadDim == 64 && BlockN == 192) || HeadDim == 96));
   static_assert(!PINGPONG || Consumers >= 2, "ping-pong needs a second consumer");
