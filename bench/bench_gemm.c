@@ -17,7 +17,9 @@
  *   ./bench_gemm [--quick] [--full] [--algo hopper|portable|auto] [--only DTYPE] [--min-m M] [--max-m M]
  *                [--tile-n 256|128|64, e4m3 128|144|112] [--json FILE] [--runs N]
  *                [--stream-k auto|on|off] [--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off]
- *                [--ab-group-m G]
+ *                [--ab-group-m G] [--shape MxNxK[:bf16|fp16|e4m3]]...
+ * --shape times the given shapes instead of the sweep (bf16 unless a dtype is named; repeatable),
+ * e.g. shapes whose stream-K tail is a few tiles spread thin: --shape 2176x4096x4096.
  * --tile-n forces the Hopper tile width (16-bit or e4m3) on the handle (fc_cuda_context.gemm_hopper_block_n)
  * instead of the heuristic, to compare widths on the same shapes; --min-m / --max-m keep shapes with M ≥ / ≤ M.
  * --stream-k forces the stream-K schedule of the Hopper path and the portable path's stream-K tail on or
@@ -342,6 +344,21 @@ static double run_shape(bench_ctx* ctx, const shape* s, double* cublas_ms, doubl
 
 /* --stream-k / --ab-stream-k: on → 1, off → -1, auto → 0 (fc_cuda_context.gemm_hopper_stream_k and
  * .gemm_portable_stream_k). */
+/* "MxNxK" or "MxNxK:dtype" (bf16, fp16, e4m3) into *s; 0 if it is not one. */
+static int parse_shape(const char* text, shape* s) {
+  char dtype[8] = "bf16";
+  int m = 0, n = 0, k = 0;
+  const int fields = sscanf(text, "%dx%dx%d:%7s", &m, &n, &k, dtype);
+  if (fields < 3 || m <= 0 || n <= 0 || k <= 0) return 0;
+  const flashc_dtype d = !strcmp(dtype, "bf16") ? FLASHC_DTYPE_BF16
+                         : !strcmp(dtype, "fp16") ? FLASHC_DTYPE_FP16
+                         : !strcmp(dtype, "e4m3") ? FLASHC_DTYPE_E4M3
+                                                  : FLASHC_DTYPE_FP32;
+  if (d == FLASHC_DTYPE_FP32) return 0;
+  *s = (shape){m, n, k, d, 0, "custom"};
+  return 1;
+}
+
 static int stream_k_mode(const char* text) { return !strcmp(text, "on") ? 1 : !strcmp(text, "off") ? -1 : 0; }
 
 int main(int argc, char** argv) {
@@ -351,6 +368,8 @@ int main(int argc, char** argv) {
   int stream_k = 0, ab_tile_n = -1, ab_stream_k = -2; /* B: A's setting unless given */
   int group_m = 0, ab_group_m = -1;
   const char* json_path = NULL;
+  shape custom[32];
+  int custom_count = 0;
   bench_ctx ctx;
   memset(&ctx, 0, sizeof ctx);
   ctx.algo = FLASHC_GEMM_ALGO_AUTO;
@@ -368,6 +387,13 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--ab-group-m") && i + 1 < argc) ab_group_m = atoi(argv[++i]), ctx.ab = 1;
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-m") && i + 1 < argc) min_m = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc && custom_count < (int)(sizeof custom / sizeof custom[0])) {
+      if (!parse_shape(argv[++i], &custom[custom_count])) {
+        fprintf(stderr, "bench_gemm: --shape wants MxNxK[:bf16|fp16|e4m3] with positive sizes, not '%s'\n", argv[i]);
+        return 2;
+      }
+      ++custom_count;
+    }
     else if (!strcmp(argv[i], "--algo") && i + 1 < argc) {
       const char* a = argv[++i];
       ctx.algo = !strcmp(a, "hopper") ? FLASHC_GEMM_ALGO_HOPPER
@@ -376,7 +402,8 @@ int main(int argc, char** argv) {
     } else {
       fprintf(stderr, "usage: %s [--quick] [--full] [--algo hopper|portable|auto] [--only bf16|fp16|e4m3] [--min-m M] [--max-m M] "
                       "[--tile-n 256|128|64, e4m3 128|144|112] [--json FILE] [--runs N] [--stream-k auto|on|off] "
-                      "[--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off] [--ab-group-m G]\n", argv[0]);
+                      "[--group-m G] [--ab-tile-n W] [--ab-stream-k auto|on|off] [--ab-group-m G] "
+                      "[--shape MxNxK[:dtype]]...\n", argv[0]);
       return 2;
     }
   }
@@ -441,6 +468,10 @@ int main(int argc, char** argv) {
     for (int i = 0; full && i < 2; ++i)
       for (int j = 0; j < 5; ++j)
         shapes[count++] = (shape){4096 << i, llm_nk[j][0], llm_nk[j][1], FLASHC_DTYPE_E4M3, 0, "llm"};
+  }
+  if (custom_count > 0) { /* --shape: these instead of the sweep */
+    memcpy(shapes, custom, sizeof custom[0] * (size_t)custom_count);
+    count = custom_count;
   }
   if (only_dtype) { /* keep the shapes of one dtype */
     int kept = 0;
