@@ -350,13 +350,13 @@ static int parse_shape(const char* text, shape* s) {
   int m = 0, n = 0, k = 0;
   const int fields = sscanf(text, "%dx%dx%d:%7s", &m, &n, &k, dtype);
   if (fields < 3 || m <= 0 || n <= 0 || k <= 0) return 0;
-  const flashc_dtype d = !strcmp(dtype, "bf16") ? FLASHC_DTYPE_BF16
-                         : !strcmp(dtype, "fp16") ? FLASHC_DTYPE_FP16
-                         : !strcmp(dtype, "e4m3") ? FLASHC_DTYPE_E4M3
-                                                  : FLASHC_DTYPE_FP32;
-  if (d == FLASHC_DTYPE_FP32) return 0;
-  *s = (shape){m, n, k, d, 0, "custom"};
-  return 1;
+  static const flashc_dtype inputs[] = {FLASHC_DTYPE_BF16, FLASHC_DTYPE_FP16, FLASHC_DTYPE_E4M3};
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i)
+    if (!strcmp(dtype, flashc_dtype_name(inputs[i]))) {
+      *s = (shape){m, n, k, inputs[i], 0, "custom"};
+      return 1;
+    }
+  return 0;
 }
 
 static int stream_k_mode(const char* text) { return !strcmp(text, "on") ? 1 : !strcmp(text, "off") ? -1 : 0; }
@@ -387,7 +387,11 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--ab-group-m") && i + 1 < argc) ab_group_m = atoi(argv[++i]), ctx.ab = 1;
     else if (!strcmp(argv[i], "--max-m") && i + 1 < argc) max_m = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--min-m") && i + 1 < argc) min_m = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--shape") && i + 1 < argc && custom_count < (int)(sizeof custom / sizeof custom[0])) {
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+      if (custom_count == (int)(sizeof custom / sizeof custom[0])) {
+        fprintf(stderr, "bench_gemm: at most %d --shape\n", custom_count);
+        return 2;
+      }
       if (!parse_shape(argv[++i], &custom[custom_count])) {
         fprintf(stderr, "bench_gemm: --shape wants MxNxK[:bf16|fp16|e4m3] with positive sizes, not '%s'\n", argv[i]);
         return 2;
