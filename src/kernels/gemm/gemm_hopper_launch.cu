@@ -48,27 +48,37 @@ struct tile_dims {
 
 /* Stream-K (gemm_hopper_scheduler.cuh): when the tiles leave a partial last round of the
  * persistent grid, the k-tiles of that round's tiles are spread evenly over every SM instead,
- * and split tiles are summed through the workspace. A round of whole tiles takes k_tiles
- * k-tile times; the spread round takes ceil(rest · k_tiles / SMs) plus the hand-over (publish a
- * 128 × BLOCK_N fp32 tile to L2, wait, collect it: STREAM_K_HANDOVER_K_TILES k-tile times).
- * Stream-K runs where that predicts a saving of at least STREAM_K_MIN_GAIN of the whole-round
- * time. Calibrated on the H200 (14th session: bench_gemm --full --ab-stream-k on, stream-K
- * forced on against this model, variants alternating launch by launch): the measured saving
- * of the shapes that forced stream-K changes fits a hand-over of 10–13 k-tiles (4096³ −2.0 %,
- * 8192 × 4096 × 4096 +0.45 %, e4m3 4096³ −1.4 %, e4m3 8192³ +0.75 %), ~20 on the 128-wide
- * tile and single-round long-K shapes (still predicted ≤ 0.2 %: off). With 12 and a 0.5 % floor
- * the model turns on exactly the shapes forced stream-K sped up (+0.3 to +1.1 %: 8192 × 4096 ×
- * 4096, 8192 × 28672 × 8192, 16384 × 14336 × 4096, 16384³, e4m3 8192³) and none it slowed.
- * (The 13th session's 4 k-tiles and 2.3 % left those off.) A higher floor where whole rounds
- * on the balanced grid would each be one tile-order group (8192 × 4096 × 4096: predicted
- * 0.59 %, 128 CTAs × 8 rounds of 8 × 16 tiles) was measured in the 34th session and not kept:
- * whole rounds read +0.1 to +0.9 % bf16 but −0.1 to −0.4 % fp16 there (docs/PERF.md). */
-constexpr int64_t STREAM_K_HANDOVER_K_TILES = 12;
-constexpr double STREAM_K_MIN_GAIN = 0.005;
+ * and split tiles are summed through the workspace. The cost model is gemm_stream_k_plan.h's:
+ * the spread round takes ceil(rest · k_tiles / SMs) k-tile times plus the hand-over (publish a
+ * 128 × BLOCK_N fp32 tile to L2, wait, collect it) plus a collect per further partial, against
+ * a whole last round that runs faster the more SMs it leaves idle. Stream-K runs where that
+ * predicts a saving of at least the floor of the whole-rounds time.
+ * History of the constants (H200, same process, bench_gemm stream-K forced on against off,
+ * docs/PERF.md): the 14th session fit a hand-over of 10–13 k-tiles with a 0.5 % floor on the
+ * sweep's shapes, all of them thick tails (rest ≥ 68 tiles of 132). The 39th session timed
+ * thin ones — 55 points, 16-bit and e4m3, K 2048–16384, rest 4–100 tiles — and the fixed
+ * hand-over did not fit them: e4m3 4096³ on the 144-wide tile (rest 4: 33 CTAs per split
+ * tile) ran 15 % slower with stream-K, e4m3 8192 × 4096 × 4096 1.7 %, 4352 × 4096 × 4096 2–3.6 %,
+ * while the model predicted gains. With 12 k-tiles, 0.5 per partial beyond the first two
+ * contributors and 0.6 · idle³ of a tile off the whole last round, and a 0.4 % floor, the
+ * model's wrong calls on those 55 points fell from 14 (0.83 summed loss) to 6 (0.06, none above
+ * 2.5 %). On the sweep it keeps every 16-bit decision (8192 × 4096 × 4096 bf16, +0.6 % with
+ * stream-K, stays on at a predicted 0.48 %; 2048 × 4096 × 14336, −1 % forced, stays off at 0.22 %)
+ * and e4m3 8192³ on (0.51 %; measured +0.4 to +0.9 %); it turns off e4m3 4096 × 14336 × 4096 on
+ * the 144-wide tile (0.32 %), and 8192 / 16384 × 4096 × 4096, whose 128-wide tile then runs
+ * whole rounds, so choose_tile gives them the 112-wide one (forced 112 read 1.5 % faster than
+ * 128 without stream-K at 8192 × 4096 × 4096). Off the sweep, 16-bit tails at K = 2048 with
+ * rest 8–72 go off (2176 × 4096 × 2048: +4.4 % off; 2688 / 4352 × 4096 × 2048: −0.7 / −0.3 %).
+ * The fit is of one device; the shapes near the floor are within its noise. */
+constexpr gemm_stream_k_model STREAM_K_MODEL = {
+    12.0, /* handover_k_tiles */
+    0.5,  /* extra_partial_k_tiles */
+    0.6,  /* thin_round_speedup */
+    0.004 /* min_gain */
+};
 
 gemm_stream_k_plan plan_stream_k(int64_t tiles, int64_t k_tiles, const fc_cuda_context* context) {
-  return gemm_stream_k_plan_for(tiles, k_tiles, fc_sm_count(context), context->gemm_hopper_stream_k,
-                                STREAM_K_HANDOVER_K_TILES, STREAM_K_MIN_GAIN);
+  return gemm_stream_k_plan_for(tiles, k_tiles, fc_sm_count(context), context->gemm_hopper_stream_k, STREAM_K_MODEL);
 }
 
 /* The workspace of a stream-K launch: a partial tile per CTA (one CTA per SM; each consumer

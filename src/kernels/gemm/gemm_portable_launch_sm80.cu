@@ -68,6 +68,9 @@ int64_t k_tiles_of(const fc_gemm_problem* p, gemm_portable_tile_id tile) {
  * +2.5 %. With 12 and the 0.5 % floor the model turns on exactly those that gained. */
 constexpr int64_t STREAM_K_HANDOVER_SLICES = 12;
 constexpr double STREAM_K_MIN_GAIN = 0.005;
+/* (The Hopper path's per-partial and thin-round terms were measured on its kernels only; here
+ * they stay 0, the model the 28th session calibrated.) */
+constexpr gemm_stream_k_model STREAM_K_MODEL = {STREAM_K_HANDOVER_SLICES, 0.0, 0.0, STREAM_K_MIN_GAIN};
 
 /* The tail's plan (gemm_stream_k_plan.h): off unless the kernel has it (gemm_portable_has_stream_k)
  * and the problem is a single batch (grid.y); its stream-K blocks are one per SM. */
@@ -78,8 +81,7 @@ gemm_stream_k_plan plan_stream_k(const fc_gemm_problem* p, gemm_portable_tile_id
   const bool has_tail = tile == GEMM_PORTABLE_TILE_128x256 &&
                         gemm_portable_has_stream_k<gemm_portable_tile_128x256>(b_k_major) && p->batch_count == 1;
   const int mode = has_tail ? context->gemm_portable_stream_k : -1;
-  return gemm_stream_k_plan_for(tiles, k_tiles_of(p, tile), fc_sm_count(context), mode, STREAM_K_HANDOVER_SLICES,
-                                STREAM_K_MIN_GAIN);
+  return gemm_stream_k_plan_for(tiles, k_tiles_of(p, tile), fc_sm_count(context), mode, STREAM_K_MODEL);
 }
 
 /* The workspace of a stream-K launch: one fp32 tile per stream-K block, then a flag per block. */
