@@ -59,23 +59,26 @@ struct tile_dims {
  * thin ones — 55 points, 16-bit and e4m3, K 2048–16384, rest 4–100 tiles — and the fixed
  * hand-over did not fit them: e4m3 4096³ on the 144-wide tile (rest 4: 33 CTAs per split
  * tile) ran 15 % slower with stream-K, e4m3 8192 × 4096 × 4096 1.7 %, 4352 × 4096 × 4096 2–3.6 %,
- * while the model predicted gains. With 12 k-tiles, 0.5 per partial beyond the first two
- * contributors, 0.6 · idle³ of a tile off the whole last round and a 0.3 % floor, the model's
- * wrong calls on those points fell from 14 (0.83 summed loss) to 6 (0.06, none above 2.5 %).
- * On the sweep it changes two picks: e4m3 8192 / 16384 × 4096 × 4096 stop taking stream-K on
- * the 128-wide tile, which then runs whole rounds, so choose_tile gives them the 112-wide one —
- * measured against the old plan in both roles (400-run calls, two each): +1.5–1.6 % and
- * +5.1–6.3 % (0.967 → 0.984 and 0.888 → 0.954 of cuBLASLt FP8). It keeps every 16-bit pick
- * (8192 × 4096 × 4096 bf16, +0.6 % with stream-K, predicted 0.48 %; 2048 × 4096 × 14336, −1 %
- * forced, 0.22 %: off), e4m3 8192³ (0.51 %; +0.4 to +0.9 %) and e4m3 4096 × 14336 × 4096 on the
- * 144-wide tile (0.32 %; +0.9 % with stream-K in both roles — a 0.4 % floor had turned it
- * off). Off the sweep, 16-bit tails at K = 2048 go off (2176 × 4096 × 2048: +4.4 % off; 2688 /
- * 4352 × 4096 × 2048: −0.7 / −0.3 %). The fit is of one device; the shapes near the floor are
- * within its noise. */
+ * while the model predicted gains. Two changes followed. The tail's CTA now waits for all its
+ * tile's flags at once (gemm_hopper_stream_k_collect), not one after another: the hand-over a
+ * tile spread over 33 CTAs pays fell from ~76 to ~51 k-tiles (stream-K forced on against off,
+ * before → after: e4m3 4096³ on 144 0.85 → 0.93, bf16 2176 × 4096 × 2048 0.96 → 1.02). And the
+ * model charges what is left: 12 k-tiles, 0.3 per partial beyond the first two contributors,
+ * against a whole last round of k · (1 − 0.5 · idle³), with a 0.3 % floor. On the 36 points
+ * timed after the collect change it makes 2 wrong calls (summed loss 0.02), the 14th session's
+ * model 5 (0.26); on the old collect that model made 14 (0.83) of 55. On the sweep it changes two picks: e4m3 8192 / 16384 × 4096 ×
+ * 4096 stop taking stream-K on the 128-wide tile, which then runs whole rounds, so choose_tile
+ * gives them the 112-wide one — measured against the old plan in both roles (400-run calls, two
+ * each): +1.5–1.6 % and +5.1–6.3 % (0.967 → 0.984 and 0.888 → 0.954 of cuBLASLt FP8; the new
+ * collect made the 128-wide stream-K plan 0.8 % faster than without, still behind 112). It keeps
+ * every 16-bit pick (8192 × 4096 × 4096 bf16, +0.6 % with stream-K; 2048 × 4096 × 14336, −1 %
+ * forced, stays off), e4m3 8192³ (+0.4 to +0.9 % with stream-K) and e4m3 4096 × 14336 × 4096 on
+ * the 144-wide tile (+0.9 %). The fit is of one device; the shapes near the floor are within
+ * its noise. */
 constexpr gemm_stream_k_model STREAM_K_MODEL = {
     12.0, /* handover_k_tiles */
-    0.5,  /* extra_partial_k_tiles */
-    0.6,  /* thin_round_speedup */
+    0.3,  /* extra_partial_k_tiles */
+    0.5,  /* thin_round_speedup */
     0.003 /* min_gain */
 };
 

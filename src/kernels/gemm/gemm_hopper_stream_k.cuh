@@ -14,9 +14,9 @@
  * (fc_launch_tag: unique per launch), so what earlier launches left in them never reads as
  * raised and nothing clears them: a clearing kernel before each launch (as a programmatic
  * dependent launch) cost ~5 µs per GEMM on the H200, more than stream-K saved below ~200 µs.
- * Memory order: group_flag_raise / group_flag_wait (ptx_misc.cuh): the warpgroup meets after
- * its slot stores and one thread releases the flag at GPU scope; the tail's one thread
- * acquires it, the warpgroup meets, and the slot is read through L2 (ld.global.cg).
+ * Memory order: group_flag_raise (ptx_misc.cuh): the warpgroup meets after its slot stores and
+ * one thread releases the flag at GPU scope; in the tail one thread per earlier CTA acquires
+ * its flag (flag_wait), the warpgroup meets, and the slots are read through L2 (ld.global.cg).
  * Deadlock freedom: a CTA publishes before it waits for anything, waits only for
  * lower-numbered CTAs (launched before it), and the grid is at most one CTA per SM.
  * Check: tests/gpu/gpu_gemm.c forces stream-K on a third of its cases, with tiles split into
@@ -59,21 +59,33 @@ static __device__ __forceinline__ void gemm_hopper_stream_k_publish(const gemm_h
 }
 
 /* The tail of a split tile: adds the partials of every earlier CTA whose run reaches into the
- * tile (past `tile_begin`, in the scheduler's stream-K iterations) into `acc`. */
+ * tile (past `tile_begin`, in the scheduler's stream-K iterations) into `acc`. The earlier CTAs
+ * are cta − 1, cta − 2, … down to the one whose run holds tile_begin; thread t first waits for
+ * the flag of cta − 1 − t (t + 128, … where a thin tail spreads a tile over more CTAs than
+ * that), so all the flags cost one round trip and one meeting of the warpgroup, not one each
+ * (the serial collect cost ~2.5 k-tiles per partial where a tile spread over 16 CTAs, H200,
+ * 39th session); then the slots are added in order. An empty run (fewer k-tiles than CTAs) has
+ * nothing published. */
 template <int Accumulators>
 static __device__ __forceinline__ void gemm_hopper_stream_k_collect(const gemm_hopper_stream_k_args& w,
                                                                     const gemm_hopper_scheduler& s, int tile_begin,
                                                                     int consumer, float (&acc)[Accumulators],
                                                                     int thread, uint32_t warpgroup_barrier) {
-  int cta = cta_index_unhoisted() - 1;
+  const int cta_now = cta_index_unhoisted();
+  for (int cta = cta_now - 1 - thread; cta >= 0; cta -= GEMM_HOPPER_WARPGROUP_THREADS) {
+    const int end = gemm_hopper_stream_k_run_begin(s, cta + 1);
+    if (end <= tile_begin) break;
+    if (gemm_hopper_stream_k_run_begin(s, cta) < end)
+      flag_wait(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag);
+  }
+  named_barrier_sync(warpgroup_barrier, GEMM_HOPPER_WARPGROUP_THREADS);
+  int cta = cta_now - 1;
   int end = gemm_hopper_stream_k_run_begin(s, cta + 1);
   for (; cta >= 0 && end > tile_begin; --cta) {
     const int begin = gemm_hopper_stream_k_run_begin(s, cta);
-    const bool published = end > begin; /* an empty run (fewer k-tiles than CTAs) has nothing */
+    const bool published = end > begin;
     end = begin;
     if (!published) continue;
-    group_flag_wait(&w.flags[cta * GEMM_HOPPER_CONSUMER_WARPGROUPS + consumer], w.tag, warpgroup_barrier,
-                    GEMM_HOPPER_WARPGROUP_THREADS, thread);
     const float4* slot = gemm_hopper_stream_k_slot<Accumulators>(w, cta, consumer, thread);
 #pragma unroll
     for (int i = 0; i < Accumulators / 4; ++i) {
