@@ -537,15 +537,18 @@ int main(int argc, char** argv) {
     gc.tile_n = 256; /* → 144 for e4m3 */
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
-    gc.out = FLASHC_DTYPE_BF16; /* and the plain 96-byte TMA chunks with a tail */
+    gc.out = FLASHC_DTYPE_BF16; /* and the plain whole-row TMA chunk (288 bytes) with a tail */
     set_epilogue(&gc, 0.0f, 0, FLASHC_ACTIVATION_NONE);
     gc.n = 296;
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
+    gc.out = FLASHC_DTYPE_FP32; /* fp32 D in plain 192-byte chunks (three per row, two buffers) */
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
 
-    /* e4m3 112-wide tiles: the plain 112-byte TMA chunks (56 columns: three stmatrix.x4 and one
-     * .x2 per chunk) with a tail column (250 = 2 × 112 + 26) and a tail row block; fp32 D in
-     * 64-byte chunks; the general epilogue with a partial last fp32 chunk (112 = 64 + 48). */
+    /* e4m3 112-wide tiles: the plain whole-row TMA chunk (224 bytes: seven stmatrix.x4 per
+     * warp) with a tail column (250 = 2 × 112 + 26) and a tail row block; fp32 D in 64-byte
+     * chunks; the general epilogue with a partial last fp32 chunk (112 = 64 + 48). */
     gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 700, 250, 640, 2, 1.0f);
     gc.tile_n = 64; /* → 112 for e4m3 */
     rng = test_rng_make(seed, stream++);
@@ -578,6 +581,14 @@ int main(int argc, char** argv) {
       gc.tile_n = tile_forced ? tile_fixed : 256;
       rng = test_rng_make(seed, stream++);
       run_case(handle, &rng, &gc);
+      if (multi[i].in == FLASHC_DTYPE_E4M3 && !tile_forced) {
+        /* and on the 112-wide tile: 16-bit D leaves the 144- and 112-wide tiles in one
+         * whole-row chunk per tile through one buffer, so each tile's store waits for the
+         * previous tile's to have read it. */
+        gc.tile_n = 64;
+        rng = test_rng_make(seed, stream++);
+        run_case(handle, &rng, &gc);
+      }
     }
 
     /* The general epilogue (gemm_hopper_store_general) in every form: each output dtype × D

@@ -47,13 +47,33 @@ constexpr uint32_t GEMM_HOPPER_SMEM_ALIGNMENT = 1024u; /* 128B swizzle pattern r
 constexpr uint32_t GEMM_HOPPER_SWIZZLE_BYTES = 128u;   /* one k-tile row = the swizzle span */
 
 constexpr int GEMM_HOPPER_CONSUMER_WARPGROUPS = 2;
-/* Epilogue staging: per consumer warpgroup two buffers of 64 rows × 128 bytes (one TMA-store box
- * of 64 16-bit or 32 fp32 columns), so one chunk is written while the previous one is stored. */
+constexpr int GEMM_HOPPER_BLOCK_M = 128;
+constexpr int GEMM_HOPPER_MAX_STAGES = 8;
+/* Epilogue staging, per consumer warpgroup (its 64 rows of the tile). The ring takes the stages
+ * that fit beside two 128-byte spans a warpgroup (16 KB: the general epilogue's fp32 chunks of 64
+ * columns, the plain epilogue's two buffers of one 128B-swizzled span); what the last stage
+ * leaves over goes to the staging too, so the 144- and 112-wide e4m3 tiles' 16-bit D leaves in
+ * one whole-row chunk per tile (gemm_hopper_d_chunk_bytes). */
 constexpr uint32_t GEMM_HOPPER_EPILOGUE_ROWS = 64;
-constexpr uint32_t GEMM_HOPPER_EPILOGUE_BUFFER_BYTES = GEMM_HOPPER_EPILOGUE_ROWS * 128u;
-constexpr uint32_t GEMM_HOPPER_EPILOGUE_BUFFERS = 2;
-constexpr uint32_t GEMM_HOPPER_EPILOGUE_BYTES =
-    GEMM_HOPPER_CONSUMER_WARPGROUPS * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+constexpr uint32_t GEMM_HOPPER_EPILOGUE_SPAN_BYTES = GEMM_HOPPER_EPILOGUE_ROWS * 128u;
+constexpr uint32_t GEMM_HOPPER_MIN_STAGING_BYTES = 2 * GEMM_HOPPER_EPILOGUE_SPAN_BYTES;
+constexpr uint32_t gemm_hopper_stage_bytes(int block_n) {
+  return static_cast<uint32_t>(GEMM_HOPPER_BLOCK_M + block_n) * GEMM_HOPPER_SWIZZLE_BYTES;
+}
+constexpr uint32_t GEMM_HOPPER_SMEM_FREE_BYTES =
+    GEMM_HOPPER_SMEM_BYTES_MAX - GEMM_HOPPER_SMEM_BARRIER_BYTES - GEMM_HOPPER_SMEM_ALIGNMENT;
+constexpr int gemm_hopper_stages(int block_n) {
+  const int fit = static_cast<int>((GEMM_HOPPER_SMEM_FREE_BYTES -
+                                    GEMM_HOPPER_CONSUMER_WARPGROUPS * GEMM_HOPPER_MIN_STAGING_BYTES) /
+                                   gemm_hopper_stage_bytes(block_n));
+  return fit < GEMM_HOPPER_MAX_STAGES ? fit : GEMM_HOPPER_MAX_STAGES;
+}
+/* A warpgroup's staging: its share of what the ring leaves, in whole KB (1024-aligned buffers). */
+constexpr uint32_t gemm_hopper_staging_bytes(int block_n) {
+  const uint32_t left =
+      GEMM_HOPPER_SMEM_FREE_BYTES - static_cast<uint32_t>(gemm_hopper_stages(block_n)) * gemm_hopper_stage_bytes(block_n);
+  return (left / GEMM_HOPPER_CONSUMER_WARPGROUPS) & ~1023u;
+}
 constexpr int GEMM_HOPPER_WARPGROUP_THREADS = 128;
 constexpr int GEMM_HOPPER_THREADS = (1 + GEMM_HOPPER_CONSUMER_WARPGROUPS) * GEMM_HOPPER_WARPGROUP_THREADS;
 /* setmaxnreg: 128·24 + 256·240 = 64512 ≤ 65536 registers per SM. The producer thread needs
@@ -82,31 +102,56 @@ constexpr int gemm_hopper_default_block_n() {
   return Input == GEMM_INPUT_E4M3 ? 128 : 256;
 }
 
-/* D leaves in chunks of 64 rows × gemm_hopper_d_chunk_bytes (one TMA-store box, one staging
- * buffer of GEMM_HOPPER_EPILOGUE_BUFFER_BYTES): one 128-byte swizzle span where a row of the tile
- * is whole spans in D's dtype (tile widths that are multiples of 64 columns), else the widest
- * unswizzled row piece of 112, 96, 64 or 32 bytes that divides the row and holds whole 8-column
- * blocks (the fragment's unit): the 144-wide e4m3 tile 96 bytes for 16-bit and fp32 (288 / 576
- * bytes per row), the 112-wide one 112 bytes for 16-bit (224 per row) and 64 for fp32 (448).
+/* D leaves in chunks of 64 rows × gemm_hopper_d_chunk_bytes, one TMA-store box each, through
+ * gemm_hopper_d_buffers staging buffers of 64 × chunk bytes:
+ *  - tile widths that are whole 128-byte swizzle spans in D's dtype (multiples of 64 columns):
+ *    one span per chunk, two buffers, so one chunk is written while the previous is stored;
+ *  - the others (the 144- and 112-wide e4m3 tiles), unswizzled: the whole row where 64 of them
+ *    fit the staging (16-bit D: 288 / 224 bytes, one chunk per tile, one buffer — the store it
+ *    waits for is the previous tile's), else the widest piece of the row that holds whole
+ *    8-column blocks and fits twice (fp32 D: 192 bytes of 576, 64 of 448; two buffers).
+ * Until the 40th session these tiles' D left in 96- and 112-byte pieces (three and two stores
+ * and barrier pairs per warpgroup and tile); whole rows ran the 144-wide shapes 1.0–2.6 % faster
+ * (H200: 8192³ 0.994 → 1.004 of cuBLASLt FP8) and the 112-wide ones ±0, and 48-byte pieces (to
+ * buy the 144-wide ring a sixth stage) 2–3.5 % slower: the e4m3 epilogue idles the tensor core,
+ * so its cost is per store and meeting, not per byte (docs/PERF.md, 40th session).
  * The kernel's staging (gemm_hopper_store_tma) and the host's D map (gemm_hopper_launch.cu) both
- * follow these two functions. */
+ * follow these functions. */
 constexpr bool gemm_hopper_d_swizzled(int block_n, int out_bytes) { return (block_n * out_bytes) % 128 == 0; }
+constexpr int GEMM_HOPPER_TMA_BOX_MAX = 256; /* elements per box dimension */
 constexpr uint32_t gemm_hopper_d_chunk_bytes(int block_n, int out_bytes) {
   if (gemm_hopper_d_swizzled(block_n, out_bytes)) return 128u;
-  const uint32_t row_bytes = static_cast<uint32_t>(block_n * out_bytes);
-  const uint32_t candidates[] = {112u, 96u, 64u, 32u};
-  for (uint32_t bytes : candidates)
-    if (row_bytes % bytes == 0 && (bytes / static_cast<uint32_t>(out_bytes)) % 8 == 0) return bytes;
+  const uint32_t row_bytes = static_cast<uint32_t>(block_n * out_bytes), staging = gemm_hopper_staging_bytes(block_n);
+  if (GEMM_HOPPER_EPILOGUE_ROWS * row_bytes <= staging && block_n <= GEMM_HOPPER_TMA_BOX_MAX) return row_bytes;
+  for (uint32_t chunks = 2; chunks <= row_bytes / 16u; ++chunks) {
+    const uint32_t bytes = row_bytes / chunks;
+    if (row_bytes % chunks == 0 && bytes % 16u == 0 && (bytes / static_cast<uint32_t>(out_bytes)) % 8 == 0 &&
+        2 * GEMM_HOPPER_EPILOGUE_ROWS * bytes <= staging)
+      return bytes;
+  }
   return 0u; /* no whole chunks: refused by gemm_hopper_tile's static_assert */
 }
+constexpr uint32_t gemm_hopper_d_buffers(int block_n, int out_bytes) {
+  return gemm_hopper_d_chunk_bytes(block_n, out_bytes) == static_cast<uint32_t>(block_n * out_bytes) &&
+                 !gemm_hopper_d_swizzled(block_n, out_bytes)
+             ? 1u
+             : 2u;
+}
+constexpr uint32_t gemm_hopper_d_buffer_bytes(int block_n, int out_bytes) {
+  return GEMM_HOPPER_EPILOGUE_ROWS * gemm_hopper_d_chunk_bytes(block_n, out_bytes);
+}
 static_assert(gemm_hopper_d_chunk_bytes(256, 2) == 128 && gemm_hopper_d_chunk_bytes(64, 4) == 128, "spans");
-static_assert(gemm_hopper_d_chunk_bytes(144, 2) == 96 && gemm_hopper_d_chunk_bytes(144, 4) == 96, "144-wide rows");
-static_assert(gemm_hopper_d_chunk_bytes(112, 2) == 112 && gemm_hopper_d_chunk_bytes(112, 4) == 64, "112-wide rows");
+static_assert(gemm_hopper_stages(144) == 5 && gemm_hopper_staging_bytes(144) == 27u * 1024u &&
+                  gemm_hopper_d_chunk_bytes(144, 2) == 288 && gemm_hopper_d_chunk_bytes(144, 4) == 192,
+              "144-wide rows: whole in 16-bit, thirds in fp32");
+static_assert(gemm_hopper_stages(112) == 6 && gemm_hopper_d_chunk_bytes(112, 2) == 224 &&
+                  gemm_hopper_d_chunk_bytes(112, 4) == 64,
+              "112-wide rows: whole in 16-bit, sevenths in fp32");
 
 template <int Input, int BlockN>
 struct gemm_hopper_tile {
   static constexpr int ELEMENT_BYTES = Input == GEMM_INPUT_E4M3 ? 1 : 2;
-  static constexpr int BLOCK_M = 128;
+  static constexpr int BLOCK_M = GEMM_HOPPER_BLOCK_M;
   static constexpr int BLOCK_N = BlockN;
   static constexpr int BLOCK_K = static_cast<int>(GEMM_HOPPER_SWIZZLE_BYTES) / ELEMENT_BYTES; /* 64 or 128 */
   static constexpr int K_PER_WGMMA = 32 / ELEMENT_BYTES;                                     /* k16 / k32 */
@@ -119,20 +164,20 @@ struct gemm_hopper_tile {
   static constexpr uint32_t A_STAGE_BYTES = BLOCK_M * GEMM_HOPPER_SWIZZLE_BYTES;
   static constexpr uint32_t B_STAGE_BYTES = BLOCK_N * GEMM_HOPPER_SWIZZLE_BYTES;
   static constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;
-  static constexpr int STAGES_FIT =
-      static_cast<int>((GEMM_HOPPER_SMEM_BYTES_MAX - GEMM_HOPPER_SMEM_BARRIER_BYTES - GEMM_HOPPER_SMEM_ALIGNMENT -
-                        GEMM_HOPPER_EPILOGUE_BYTES) /
-                       STAGE_BYTES);
-  static constexpr int STAGES = STAGES_FIT > 8 ? 8 : STAGES_FIT;
+  static constexpr int STAGES = gemm_hopper_stages(BlockN);
+  static constexpr uint32_t STAGING_BYTES = gemm_hopper_staging_bytes(BlockN); /* per consumer warpgroup */
+  static constexpr uint32_t EPILOGUE_BYTES = GEMM_HOPPER_CONSUMER_WARPGROUPS * STAGING_BYTES;
   static constexpr uint32_t SMEM_BYTES =
-      GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + GEMM_HOPPER_EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
+      GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
 
   static_assert(BLOCK_M % 64 == 0 && BLOCK_N % 16 == 0 && BLOCK_N <= 256, "tile shape");
   static_assert(gemm_hopper_d_chunk_bytes(BLOCK_N, 2) != 0 && gemm_hopper_d_chunk_bytes(BLOCK_N, 4) != 0,
                 "whole D chunks for 16-bit and fp32 outputs");
-  static_assert(gemm_hopper_d_chunk_bytes(BLOCK_N, 2) * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES &&
-                    gemm_hopper_d_chunk_bytes(BLOCK_N, 4) * GEMM_HOPPER_EPILOGUE_ROWS <= GEMM_HOPPER_EPILOGUE_BUFFER_BYTES,
-                "a chunk fits a staging buffer");
+  static_assert(gemm_hopper_d_buffers(BLOCK_N, 2) * gemm_hopper_d_buffer_bytes(BLOCK_N, 2) <= STAGING_BYTES &&
+                    gemm_hopper_d_buffers(BLOCK_N, 4) * gemm_hopper_d_buffer_bytes(BLOCK_N, 4) <= STAGING_BYTES &&
+                    GEMM_HOPPER_MIN_STAGING_BYTES <= STAGING_BYTES,
+                "the plain buffers and the general epilogue's two spans fit the staging");
+  static_assert(STAGE_BYTES == gemm_hopper_stage_bytes(BlockN), "one formula for the stage");
   static_assert(STAGES >= 3, "a pipeline needs at least 3 stages");
   static_assert(STAGE_BYTES % GEMM_HOPPER_SMEM_ALIGNMENT == 0, "every slot and the staging stay 1024-aligned");
   static_assert(SMEM_BYTES <= GEMM_HOPPER_SMEM_BYTES_MAX, "shared memory budget");

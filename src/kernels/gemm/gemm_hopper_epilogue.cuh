@@ -14,12 +14,13 @@
  *     like a plain tile;
  *   plain (none of those) with a TMA store (D 16-byte aligned, ldd and stride_d multiples of
  *     16 bytes, rows of whole 16-byte granules): the tile leaves in
- *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns). Each chunk is written into
- *     one of two 128B-swizzled staging buffers of the warpgroup (conflict-free: the 8 rows of a
+ *     chunks of 64 rows × 128 bytes (64 16-bit or 32 fp32 columns; the 144- and 112-wide e4m3
+ *     tiles in unswizzled whole rows, gemm_hopper_d_chunk_bytes). Each chunk is written into
+ *     one of the warpgroup's staging buffers (128B-swizzled ones conflict-free: the 8 rows of a
  *     warp store land in 8 different 16-byte bank groups), published with
  *     fence.proxy.async + a warpgroup named barrier, and stored by one thread with a TMA tile
  *     store (rows/columns past M/N dropped by the hardware; start coordinates always >= 0).
- *     The issuing thread waits (bulk wait_group.read 1) before a buffer is rewritten. The
+ *     The issuing thread waits (bulk wait_group.read) before a buffer is rewritten. The
  *     words come from the accumulators (scaled on the way out) or, for 16-bit D, from a tile
  *     packed by gemm_hopper_pack_d: the kernel packs it, issues the next tile's first k-tile,
  *     and stores while that runs (gemm_hopper_consume_tiles_overlapped).
@@ -275,10 +276,12 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
                                                              uint32_t& chunk_counter) {
   constexpr int BYTES = gemm_out_traits<Out>::BYTES;
   /* Chunks of one TMA-store box: a 128-byte swizzle span (64 16-bit / 32 fp32 columns), or for
-   * widths that are not whole spans (the 144- and 112-wide e4m3 tiles) unswizzled rows of 96,
-   * 112 or 64 bytes (gemm_hopper_config.cuh). */
+   * widths that are not whole spans (the 144- and 112-wide e4m3 tiles) unswizzled whole rows
+   * (16-bit) or pieces of 192 / 64 bytes (fp32; gemm_hopper_config.cuh). */
   constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN, BYTES);
   constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN, BYTES);
+  constexpr uint32_t BUFFERS = gemm_hopper_d_buffers(BlockN, BYTES);
+  constexpr uint32_t BUFFER_BYTES = gemm_hopper_d_buffer_bytes(BlockN, BYTES);
   constexpr int CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES;
   constexpr int J_PER_CHUNK = CHUNK / 8;
   static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");
@@ -291,10 +294,10 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   for (int chunk = FirstChunk; chunk < END_CHUNK; ++chunk) {
     const int chunk_col0 = col0 + chunk * CHUNK;
     if (chunk_col0 >= e.n) break; /* uniform */
-    uint8_t* buffer = staging + (chunk_counter & 1u) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+    uint8_t* buffer = staging + (chunk_counter % BUFFERS) * BUFFER_BYTES;
     const uint32_t buffer_address = smem_u32(buffer);
-    /* The store that last read this buffer (two chunks ago) must be done reading it. */
-    if (issuer) tma_wait_group_read<1>();
+    /* The store that last read this buffer (BUFFERS chunks ago) must be done reading it. */
+    if (issuer) tma_wait_group_read<BUFFERS - 1>();
     named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
     if constexpr (Out == FLASHC_DTYPE_FP32) {
       const int g = lane / 4, q = lane % 4;
@@ -315,9 +318,10 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
        * the st.shared.b32 count). Matrix i = (half i % 2, block 2·jp + i / 2): its fragment is
        * the accumulator layout (row g, columns 2q, +1), i.e. the packed pair 2·j + half, so
        * the four registers are four consecutive pairs; lane L addresses row L % 8 of matrix
-       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. A chunk of an odd
-       * number of blocks (the 112-wide tile's 56 columns) ends with one stmatrix.x2: matrices
-       * (half 0, half 1) of its last block, addressed by lanes 0–15. */
+       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. Every chunk holds an
+       * even number of blocks (an odd one, the 112-wide tile's 56-column chunks until the
+       * 40th session, ended with a stmatrix.x2, removed with them). */
+      static_assert(J_PER_CHUNK % 2 == 0, "16-bit chunks of whole stmatrix.x4 pairs of blocks");
       const int matrix = lane / 8;
       const int local_row = 16 * warp + lane % 8 + 8 * (matrix % 2);
 #pragma unroll
@@ -328,13 +332,6 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
         const uint32_t words[4] = {pair_words(pair0).x, pair_words(pair0 + 1).x, pair_words(pair0 + 2).x,
                                    pair_words(pair0 + 3).x};
         stmatrix_x4_shared(address, words);
-      }
-      if constexpr (J_PER_CHUNK % 2 != 0) {
-        static_assert(!SWIZZLED, "odd blocks per chunk only in unswizzled rows");
-        const uint32_t offset = local_row * CHUNK_BYTES + 8 * (J_PER_CHUNK - 1) * BYTES;
-        const int pair0 = 2 * (chunk * J_PER_CHUNK + J_PER_CHUNK - 1);
-        const uint32_t words[2] = {pair_words(pair0).x, pair_words(pair0 + 1).x};
-        stmatrix_x2_shared(buffer_address + offset, words);
       }
     }
     fence_proxy_async_shared_cta();
@@ -348,7 +345,7 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
 }
 
 /* The general epilogue (C, bias or an activation; any D), in chunks of 64 fp32 columns: the
- * warpgroup writes its chunk of scaled accumulators into both staging buffers (16 KB: two
+ * warpgroup writes its chunk of scaled accumulators into the first 16 KB of its staging (two
  * 128B-swizzled spans of 32 columns — conflict-free fragment writes), then each thread
  * finishes one quad of four consecutive columns in each of its 8 rows (8 apart): one 16-byte
  * shared load, beta·C, bias and the activation, one vector store (D and C quads, see
@@ -372,7 +369,7 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
                                                                  int batch, int row0, int col0, int thread,
                                                                  uint8_t* staging, uint32_t barrier_id) {
   constexpr int SPAN_COLUMNS = 128 / 4; /* fp32 columns per 128-byte swizzle span */
-  constexpr int CHUNK = GEMM_HOPPER_EPILOGUE_BUFFERS * SPAN_COLUMNS;
+  constexpr int CHUNK = static_cast<int>(GEMM_HOPPER_MIN_STAGING_BYTES / GEMM_HOPPER_EPILOGUE_SPAN_BYTES) * SPAN_COLUMNS;
   constexpr int QUADS_PER_ROW = CHUNK / 4;
   constexpr int ROWS_PER_PASS = GEMM_HOPPER_WARPGROUP_THREADS / QUADS_PER_ROW;
   constexpr int ROWS_PER_THREAD = GEMM_HOPPER_EPILOGUE_ROWS / ROWS_PER_PASS;
@@ -394,13 +391,13 @@ static __device__ __forceinline__ void gemm_hopper_store_general(const gemm_hopp
   const uint32_t fragment_base =
       staging_address + (16 * warp + g) * 128u + ((8u * q) ^ (static_cast<uint32_t>(g) << 4));
   auto fragment_address = [&](int half, int jj) {
-    return (fragment_base ^ (32u * (jj % 4))) + (jj / 4) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES + half * 8u * 128u;
+    return (fragment_base ^ (32u * (jj % 4))) + (jj / 4) * GEMM_HOPPER_EPILOGUE_SPAN_BYTES + half * 8u * 128u;
   };
   const int first_row = thread / QUADS_PER_ROW, quad_col = (thread % QUADS_PER_ROW) * 4;
   /* This thread's rows inside M (the warpgroup has at least one). */
   const int rows = min(ROWS_PER_THREAD, (e.m - row0 - first_row + ROWS_PER_PASS - 1) / ROWS_PER_PASS);
   const uint32_t staged_first =
-      staging_address + (quad_col / SPAN_COLUMNS) * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES +
+      staging_address + (quad_col / SPAN_COLUMNS) * GEMM_HOPPER_EPILOGUE_SPAN_BYTES +
       smem_swizzle_offset(SMEM_SWIZZLE_128B, first_row * 128u + (quad_col % SPAN_COLUMNS) * 4u);
   const int64_t d_first = static_cast<int64_t>(batch) * e.stride_d + static_cast<int64_t>(row0 + first_row) * e.ldd +
                           col0 + quad_col;

@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
   gemm_hopper_ring ring;
   ring.slots = smem;
   uint8_t* epilogue_staging = smem + T::STAGES * T::STAGE_BYTES; /* 1024-aligned (static_assert in the config) */
-  ring.full = reinterpret_cast<uint64_t*>(epilogue_staging + GEMM_HOPPER_EPILOGUE_BYTES);
+  ring.full = reinterpret_cast<uint64_t*>(epilogue_staging + T::EPILOGUE_BYTES);
   ring.empty = ring.full + T::STAGES;
   /* The CTA's stream-K units, beside the barriers. */
   static_assert(2 * T::STAGES * sizeof(uint64_t) + sizeof(gemm_hopper_stream_k_units) <= GEMM_HOPPER_SMEM_BARRIER_BYTES,
@@ -315,7 +315,7 @@ __global__ void __launch_bounds__(GEMM_HOPPER_THREADS, 1)
     c.consumer = warpgroup - 1;
     c.thread = threadIdx.x % GEMM_HOPPER_WARPGROUP_THREADS;
     c.acc_scale = e.alpha * (e.scale_a ? __ldg(e.scale_a) : 1.0f) * (e.scale_b ? __ldg(e.scale_b) : 1.0f);
-    c.staging = epilogue_staging + c.consumer * GEMM_HOPPER_EPILOGUE_BUFFERS * GEMM_HOPPER_EPILOGUE_BUFFER_BYTES;
+    c.staging = epilogue_staging + c.consumer * T::STAGING_BYTES;
     c.staging_barrier = 1u + static_cast<uint32_t>(c.consumer); /* named barrier: this warpgroup's staging */
     /* Tiles into a 16-bit D by TMA store leave while the next tile's first k-tile runs: plain
      * ones, and fused ones (C, bias, activation) whose operands allow it (e.fused_pairs), whose

@@ -415,8 +415,8 @@ extern "C" flashc_status fc_gemm_hopper_run(const fc_gemm_problem* p, const fc_c
   const int64_t d_bytes = static_cast<int64_t>(flashc_dtype_size(p->d_dtype));
   params.epilogue.d_tma = launch.d_tma;
   if (params.epilogue.d_tma) {
-    /* One box per staging chunk: a 128-byte swizzle span, or unswizzled rows of 96, 112 or 64
-     * bytes for tile widths that are not whole spans (gemm_hopper_config.cuh). */
+    /* One box per staging chunk: a 128-byte swizzle span, or for tile widths that are not whole
+     * spans unswizzled whole rows (16-bit) or pieces of them (fp32; gemm_hopper_config.cuh). */
     const bool d_swizzled = gemm_hopper_d_swizzled(tile.block_n, static_cast<int>(d_bytes));
     const int64_t chunk_bytes = gemm_hopper_d_chunk_bytes(tile.block_n, static_cast<int>(d_bytes));
     status = encode_operand(context, p->d_dtype, p->d, p->n, p->m, p->ldd, p->stride_d, p->batch_count,
