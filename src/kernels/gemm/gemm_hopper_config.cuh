@@ -140,6 +140,23 @@ constexpr uint32_t gemm_hopper_d_buffers(int block_n, int out_bytes) {
 constexpr uint32_t gemm_hopper_d_buffer_bytes(int block_n, int out_bytes) {
   return GEMM_HOPPER_EPILOGUE_ROWS * gemm_hopper_d_chunk_bytes(block_n, out_bytes);
 }
+/* D chunks per store round of the plain TMA epilogue (gemm_hopper_store_tma; capped there at the
+ * buffer count): one meeting before the round's chunks are written, one after, then the round's
+ * stores. Two — both buffers at once — for the e4m3 tiles, whose tensor core idles while their
+ * consumers store (NOTES-gemm-hopper item 3), so each meeting costs the kernel; one for the
+ * 16-bit tiles, which store while the next tile's first k-tile runs (two per round cost them
+ * 0.2–0.65 %, 40th session). H200, in process against cuBLASLt FP8, four processes each
+ * (docs/PERF.md, 41st–42nd sessions): 128 wide (two 128-byte spans of 16-bit D per round) 2048³
+ * +3.4 %, 4096 / 8192 × 4096 × 14336 +0.9 %; 112 wide 4096³ +1.7 %, 8192 / 16384 × 4096 × 4096
+ * +1.3 / +1.5 %; 144 wide 8192³, 6144³, 4096 × 14336 × 4096 +0.3 %, 8192 × 28672 × 8192 ±0. At
+ * 112 and 144 only fp32 D has two buffers (16-bit D is one whole-row chunk), so there what moved
+ * is ptxas's schedule of the k-loop, which the epilogue's code shape changes: an earlier form of
+ * the same rounds read 144 −0.3 to −1.0 % (NOTES-gemm-hopper item 4). Re-measure the e4m3 widths
+ * after any edit of this function's users. */
+template <int Input>
+constexpr int gemm_hopper_d_chunks_per_round() {
+  return Input == GEMM_INPUT_E4M3 ? 2 : 1;
+}
 static_assert(gemm_hopper_d_chunk_bytes(256, 2) == 128 && gemm_hopper_d_chunk_bytes(64, 4) == 128, "spans");
 static_assert(gemm_hopper_stages(144) == 5 && gemm_hopper_staging_bytes(144) == 27u * 1024u &&
                   gemm_hopper_d_chunk_bytes(144, 2) == 288 && gemm_hopper_d_chunk_bytes(144, 4) == 192,
@@ -167,6 +184,7 @@ struct gemm_hopper_tile {
   static constexpr int STAGES = gemm_hopper_stages(BlockN);
   static constexpr uint32_t STAGING_BYTES = gemm_hopper_staging_bytes(BlockN); /* per consumer warpgroup */
   static constexpr uint32_t EPILOGUE_BYTES = GEMM_HOPPER_CONSUMER_WARPGROUPS * STAGING_BYTES;
+  static constexpr int D_CHUNKS_PER_ROUND = gemm_hopper_d_chunks_per_round<Input>();
   static constexpr uint32_t SMEM_BYTES =
       GEMM_HOPPER_SMEM_ALIGNMENT + STAGES * STAGE_BYTES + EPILOGUE_BYTES + GEMM_HOPPER_SMEM_BARRIER_BYTES;
 

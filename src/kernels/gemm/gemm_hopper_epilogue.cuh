@@ -263,12 +263,63 @@ struct gemm_hopper_packed_pairs {
   __device__ __forceinline__ uint2 operator()(int pair) const { return make_uint2(words[pair], 0u); }
 };
 
+/* This thread's part of chunk `chunk` of a plain D tile (pair_words as in gemm_hopper_store_tma),
+ * written into the staging buffer at `buffer_address`: the fragment's rows of the chunk, in the
+ * buffer's layout (gemm_hopper_config.cuh: 128-byte swizzled spans or unswizzled rows). A
+ * function, not a lambda: a by-reference lambda here reschedules the 16-bit kernels' SASS
+ * (bench/sass_diff.sh, 41st session). */
+template <int Out, int BlockN, typename PairWords>
+static __device__ __forceinline__ void gemm_hopper_stage_d_chunk(const PairWords& pair_words, int chunk,
+                                                                 uint32_t buffer_address, int warp, int lane) {
+  constexpr int BYTES = gemm_out_traits<Out>::BYTES;
+  constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN, BYTES);
+  constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN, BYTES);
+  constexpr int J_PER_CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES / 8;
+  if constexpr (Out == FLASHC_DTYPE_FP32) {
+    const int g = lane / 4, q = lane % 4;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int local_row = 16 * warp + g + 8 * half;
+#pragma unroll
+      for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
+        const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
+        const uint32_t offset = local_row * CHUNK_BYTES + (8 * jj + 2 * q) * BYTES;
+        const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
+        const uint2 w = pair_words(pair);
+        gemm_st_shared_v2_b32(address, w.x, w.y);
+      }
+    }
+  } else {
+    /* 16-bit D: one stmatrix.x4 per two 8-column blocks of the warp's 16 rows (a quarter of
+     * the st.shared.b32 count). Matrix i = (half i % 2, block 2·jp + i / 2): its fragment is
+     * the accumulator layout (row g, columns 2q, +1), i.e. the packed pair 2·j + half, so
+     * the four registers are four consecutive pairs; lane L addresses row L % 8 of matrix
+     * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. Every chunk holds an
+     * even number of blocks (an odd one, the 112-wide tile's 56-column chunks until the
+     * 40th session, ended with a stmatrix.x2, removed with them). */
+    static_assert(J_PER_CHUNK % 2 == 0, "16-bit chunks of whole stmatrix.x4 pairs of blocks");
+    const int matrix = lane / 8;
+    const int local_row = 16 * warp + lane % 8 + 8 * (matrix % 2);
+#pragma unroll
+    for (int jp = 0; jp < J_PER_CHUNK / 2; ++jp) {
+      const uint32_t offset = local_row * CHUNK_BYTES + 8 * (2 * jp + matrix / 2) * BYTES;
+      const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
+      const int pair0 = 2 * (chunk * J_PER_CHUNK + 2 * jp);
+      const uint32_t words[4] = {pair_words(pair0).x, pair_words(pair0 + 1).x, pair_words(pair0 + 2).x,
+                                 pair_words(pair0 + 3).x};
+      stmatrix_x4_shared(address, words);
+    }
+  }
+}
+
 /* Plain (no C, bias or activation) through shared-memory staging + TMA store. `pair_words(p)`
  * gives accumulator pair p (p = 2j + half of the fragment) as gemm_hopper_pair_words does —
- * from the accumulators or from a packed tile. `staging`: this warpgroup's 2 buffers
+ * from the accumulators or from a packed tile. `staging`: this warpgroup's buffers
  * (1024-aligned); `chunk_counter`: chunks this warpgroup has stored so far (selects the
- * buffer). */
-template <int Out, int BlockN, typename PairWords, int FirstChunk = 0, int EndChunk = -1>
+ * buffer). The chunks leave in rounds of ChunksPerRound (at most the buffer count): the
+ * warpgroup meets, writes the round's chunks into their buffers, meets again, and thread 0
+ * issues the round's stores (gemm_hopper_tile::D_CHUNKS_PER_ROUND says which tiles take two). */
+template <int Out, int BlockN, typename PairWords, int FirstChunk = 0, int EndChunk = -1, int ChunksPerRound = 1>
 static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_epilogue_args& e,
                                                              const CUtensorMap* map_d, const PairWords& pair_words,
                                                              int batch, int row0, int col0, int thread,
@@ -278,69 +329,71 @@ static __device__ __forceinline__ void gemm_hopper_store_tma(const gemm_hopper_e
   /* Chunks of one TMA-store box: a 128-byte swizzle span (64 16-bit / 32 fp32 columns), or for
    * widths that are not whole spans (the 144- and 112-wide e4m3 tiles) unswizzled whole rows
    * (16-bit) or pieces of 192 / 64 bytes (fp32; gemm_hopper_config.cuh). */
-  constexpr bool SWIZZLED = gemm_hopper_d_swizzled(BlockN, BYTES);
   constexpr uint32_t CHUNK_BYTES = gemm_hopper_d_chunk_bytes(BlockN, BYTES);
   constexpr uint32_t BUFFERS = gemm_hopper_d_buffers(BlockN, BYTES);
   constexpr uint32_t BUFFER_BYTES = gemm_hopper_d_buffer_bytes(BlockN, BYTES);
   constexpr int CHUNK = static_cast<int>(CHUNK_BYTES) / BYTES;
-  constexpr int J_PER_CHUNK = CHUNK / 8;
+  constexpr int PER_ROUND = ChunksPerRound < static_cast<int>(BUFFERS) ? ChunksPerRound : static_cast<int>(BUFFERS);
   static_assert(BlockN % CHUNK == 0 && CHUNK % 8 == 0, "whole chunks of whole 8-column blocks");
+  static_assert(PER_ROUND >= 1, "at least one chunk per round");
   if (row0 >= e.m) return; /* warpgroup-uniform: this half of the tile is past M */
   const int warp = thread / 32, lane = thread % 32;
   const bool issuer = thread == 0;
   /* [FirstChunk, EndChunk): a part of the tile's columns (gemm_hopper_finish_in_halves). */
   constexpr int END_CHUNK = EndChunk < 0 ? BlockN / CHUNK : EndChunk;
+  if constexpr (ChunksPerRound == 1) {
+    /* One chunk per round, written out on its own: the 16-bit kernels' loop as it was measured
+     * (the general rounds below compile to a differently scheduled 16-bit kernel, +32
+     * instructions; bench/sass_diff.sh). */
 #pragma unroll
-  for (int chunk = FirstChunk; chunk < END_CHUNK; ++chunk) {
-    const int chunk_col0 = col0 + chunk * CHUNK;
-    if (chunk_col0 >= e.n) break; /* uniform */
-    uint8_t* buffer = staging + (chunk_counter % BUFFERS) * BUFFER_BYTES;
-    const uint32_t buffer_address = smem_u32(buffer);
-    /* The store that last read this buffer (BUFFERS chunks ago) must be done reading it. */
-    if (issuer) tma_wait_group_read<BUFFERS - 1>();
-    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
-    if constexpr (Out == FLASHC_DTYPE_FP32) {
-      const int g = lane / 4, q = lane % 4;
+    for (int chunk = FirstChunk; chunk < END_CHUNK; ++chunk) {
+      const int chunk_col0 = col0 + chunk * CHUNK;
+      if (chunk_col0 >= e.n) break; /* uniform */
+      uint8_t* buffer = staging + (chunk_counter % BUFFERS) * BUFFER_BYTES;
+      const uint32_t buffer_address = smem_u32(buffer);
+      /* The store that last read this buffer (BUFFERS chunks ago) must be done reading it. */
+      if (issuer) tma_wait_group_read<BUFFERS - 1>();
+      named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+      gemm_hopper_stage_d_chunk<Out, BlockN>(pair_words, chunk, buffer_address, warp, lane);
+      fence_proxy_async_shared_cta();
+      named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+      if (issuer) {
+        tma_store_3d(map_d, buffer, chunk_col0, row0, batch);
+        tma_commit_group();
+      }
+      ++chunk_counter;
+    }
+  } else {
+    /* Chunk `in_round` of the round: past the tile's chunks or past N (uniform)? The round's
+     * first is checked by the loop. */
+    auto beyond = [&](int round, int in_round) {
+      return in_round > 0 && (round + in_round >= END_CHUNK || col0 + (round + in_round) * CHUNK >= e.n);
+    };
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int local_row = 16 * warp + g + 8 * half;
+    for (int round = FirstChunk; round < END_CHUNK; round += PER_ROUND) {
+      if (col0 + round * CHUNK >= e.n) break; /* uniform */
+      const uint32_t counter = chunk_counter;
+      auto buffer_of = [&](int in_round) { return staging + ((counter + in_round) % BUFFERS) * BUFFER_BYTES; };
+      /* The stores that last read this round's buffers (BUFFERS chunks ago) must be done reading them. */
+      if (issuer) tma_wait_group_read<BUFFERS - PER_ROUND>();
+      named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
 #pragma unroll
-        for (int jj = 0; jj < J_PER_CHUNK; ++jj) {
-          const int pair = 2 * (chunk * J_PER_CHUNK + jj) + half;
-          const uint32_t offset = local_row * CHUNK_BYTES + (8 * jj + 2 * q) * BYTES;
-          const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
-          const uint2 w = pair_words(pair);
-          gemm_st_shared_v2_b32(address, w.x, w.y);
+      for (int in_round = 0; in_round < PER_ROUND; ++in_round) {
+        if (beyond(round, in_round)) break;
+        gemm_hopper_stage_d_chunk<Out, BlockN>(pair_words, round + in_round, smem_u32(buffer_of(in_round)), warp, lane);
+      }
+      fence_proxy_async_shared_cta();
+      named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
+      if (issuer) {
+#pragma unroll
+        for (int in_round = 0; in_round < PER_ROUND; ++in_round) {
+          if (beyond(round, in_round)) break;
+          tma_store_3d(map_d, buffer_of(in_round), col0 + (round + in_round) * CHUNK, row0, batch);
         }
+        tma_commit_group();
       }
-    } else {
-      /* 16-bit D: one stmatrix.x4 per two 8-column blocks of the warp's 16 rows (a quarter of
-       * the st.shared.b32 count). Matrix i = (half i % 2, block 2·jp + i / 2): its fragment is
-       * the accumulator layout (row g, columns 2q, +1), i.e. the packed pair 2·j + half, so
-       * the four registers are four consecutive pairs; lane L addresses row L % 8 of matrix
-       * L / 8 — one 16-byte granule, which the 128-byte swizzle moves whole. Every chunk holds an
-       * even number of blocks (an odd one, the 112-wide tile's 56-column chunks until the
-       * 40th session, ended with a stmatrix.x2, removed with them). */
-      static_assert(J_PER_CHUNK % 2 == 0, "16-bit chunks of whole stmatrix.x4 pairs of blocks");
-      const int matrix = lane / 8;
-      const int local_row = 16 * warp + lane % 8 + 8 * (matrix % 2);
-#pragma unroll
-      for (int jp = 0; jp < J_PER_CHUNK / 2; ++jp) {
-        const uint32_t offset = local_row * CHUNK_BYTES + 8 * (2 * jp + matrix / 2) * BYTES;
-        const uint32_t address = buffer_address + (SWIZZLED ? smem_swizzle_offset(SMEM_SWIZZLE_128B, offset) : offset);
-        const int pair0 = 2 * (chunk * J_PER_CHUNK + 2 * jp);
-        const uint32_t words[4] = {pair_words(pair0).x, pair_words(pair0 + 1).x, pair_words(pair0 + 2).x,
-                                   pair_words(pair0 + 3).x};
-        stmatrix_x4_shared(address, words);
-      }
+      chunk_counter += PER_ROUND;
     }
-    fence_proxy_async_shared_cta();
-    named_barrier_sync(barrier_id, GEMM_HOPPER_WARPGROUP_THREADS);
-    if (issuer) {
-      tma_store_3d(map_d, buffer, chunk_col0, row0, batch);
-      tma_commit_group();
-    }
-    ++chunk_counter;
   }
 }
 
@@ -524,7 +577,7 @@ static __device__ __forceinline__ bool gemm_hopper_plain(const gemm_hopper_epilo
 
 /* Dispatches on the runtime output dtype, store path and epilogue kind (one branch per tile).
  * "Plain" (no C, no bias, no activation) gets its own compact code, TMA store or direct. */
-template <int Out, int BlockN>
+template <int Out, int BlockN, int ChunksPerRound>
 static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hopper_epilogue_args& e,
                                                                 const CUtensorMap* map_d,
                                                                 const float (&acc)[BlockN / 2], float acc_scale,
@@ -534,13 +587,14 @@ static __device__ __forceinline__ void gemm_hopper_epilogue_out(const gemm_hoppe
   if (!gemm_hopper_plain(e))
     gemm_hopper_store_general<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread, staging, barrier_id);
   else if (e.d_tma)
-    gemm_hopper_store_tma<Out, BlockN>(e, map_d, gemm_hopper_scaled_pairs<Out, BlockN>{acc, acc_scale}, batch, row0,
-                                       col0, thread, staging, barrier_id, chunk_counter);
+    gemm_hopper_store_tma<Out, BlockN, gemm_hopper_scaled_pairs<Out, BlockN>, 0, -1, ChunksPerRound>(
+        e, map_d, gemm_hopper_scaled_pairs<Out, BlockN>{acc, acc_scale}, batch, row0, col0, thread, staging, barrier_id,
+        chunk_counter);
   else
     gemm_hopper_store_direct<Out, BlockN>(e, acc, acc_scale, batch, row0, col0, thread);
 }
 
-template <int BlockN>
+template <int BlockN, int ChunksPerRound>
 static __device__ __forceinline__ void gemm_hopper_epilogue(const gemm_hopper_epilogue_args& e,
                                                             const CUtensorMap* map_d,
                                                             const float (&acc)[BlockN / 2], float acc_scale,
@@ -548,14 +602,14 @@ static __device__ __forceinline__ void gemm_hopper_epilogue(const gemm_hopper_ep
                                                             uint8_t* staging, uint32_t barrier_id,
                                                             uint32_t& chunk_counter) {
   if (e.d_dtype == FLASHC_DTYPE_BF16)
-    gemm_hopper_epilogue_out<FLASHC_DTYPE_BF16, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
-                                                        barrier_id, chunk_counter);
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_BF16, BlockN, ChunksPerRound>(e, map_d, acc, acc_scale, batch, row0, col0,
+                                                                        thread, staging, barrier_id, chunk_counter);
   else if (e.d_dtype == FLASHC_DTYPE_FP16)
-    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP16, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
-                                                        barrier_id, chunk_counter);
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP16, BlockN, ChunksPerRound>(e, map_d, acc, acc_scale, batch, row0, col0,
+                                                                        thread, staging, barrier_id, chunk_counter);
   else
-    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP32, BlockN>(e, map_d, acc, acc_scale, batch, row0, col0, thread, staging,
-                                                        barrier_id, chunk_counter);
+    gemm_hopper_epilogue_out<FLASHC_DTYPE_FP32, BlockN, ChunksPerRound>(e, map_d, acc, acc_scale, batch, row0, col0,
+                                                                        thread, staging, barrier_id, chunk_counter);
 }
 
 /* Before the CTA exits: the last TMA stores have read their staging buffers (only the reads:

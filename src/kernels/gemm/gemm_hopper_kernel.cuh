@@ -88,8 +88,9 @@ static __device__ __forceinline__ void gemm_hopper_consume_tiles(const gemm_hopp
 #ifdef GEMM_HOPPER_PROFILE_SKIP_EPILOGUE /* profiling builds only: the main loop's share of the time */
     if (acc[0] == 12345.0f)
 #endif
-    gemm_hopper_epilogue<T::BLOCK_N>(params.epilogue, &params.map_d, acc, c.acc_scale, tile.batch, row0, col0,
-                                     c.thread, c.staging, c.staging_barrier, chunk_counter);
+    gemm_hopper_epilogue<T::BLOCK_N, T::D_CHUNKS_PER_ROUND>(params.epilogue, &params.map_d, acc, c.acc_scale,
+                                                            tile.batch, row0, col0, c.thread, c.staging,
+                                                            c.staging_barrier, chunk_counter);
   };
   for (int linear = blockIdx.x; linear < s.dp_tiles; linear += gridDim.x) {
     const gemm_hopper_work whole = {linear, 0, s.k_tiles};
