@@ -23,6 +23,12 @@
 #   --all-tokens times the LLM shapes at every token count (bench_gemm without --quick), so
 #   with --min-m 4096 a round is exactly the 17 shapes of the geomean target (the
 #   quick set has 7 of them, 4096 tokens only, and reads ~1 % lower).
+#   --bench-args "ARGS" adds ARGS to every bench_gemm run, e.g. "--runs 400" (the FP8 A/Bs of
+#   the 40th–42nd sessions) or "--shape 2048x2048x2048:e4m3 --shape 4096x4096x4096:e4m3" (then
+#   only those shapes run).
+# Each round runs the variants in turn, in reverse order every other round (A B, B A, A B, …),
+# so that neither always follows the other; the table ends each row with every variant's mean
+# ratio over the rounds and its mean relative to the first variant's.
 # Writes $OUT/ab_gemm.tar.xz (every log) and prints the tables last: per shape and dtype, each
 # variant's "TFLOP/s/ratio" per round, and the geomean rows bench_gemm prints; per epilogue,
 # dtype and K, each variant's "TFLOP/s/ratio to torch" per round.
@@ -40,7 +46,7 @@ if [ "${1:-}" = "--pack" ]; then
   exit 0
 fi
 
-ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE= EPILOGUES= PLAIN=1 SET=--quick
+ROUNDS=3 ALGO=portable DTYPES="bf16 fp16" MIN_M=4096 MAX_M= TEST= SANITIZE= EPILOGUES= PLAIN=1 SET=--quick BENCH_ARGS=
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) ROUNDS=$2; shift 2 ;;
@@ -53,6 +59,7 @@ while [ $# -gt 0 ]; do
     --epilogues) EPILOGUES=$2; shift 2 ;;
     --no-plain) PLAIN=; shift ;;
     --all-tokens) SET=; shift ;;
+    --bench-args) BENCH_ARGS=$2; shift 2 ;;
     -*) echo "ab_gemm: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -84,11 +91,15 @@ if [ -n "$TEST" ]; then
 fi
 
 range=(--min-m "$MIN_M"); [ -n "$MAX_M" ] && range+=(--max-m "$MAX_M")
+variants=("$@")
 for r in $(seq 1 "$ROUNDS"); do
-  for v in "$@"; do
+  order=("${variants[@]}")
+  if [ $((r % 2)) -eq 0 ]; then order=(); for ((i = ${#variants[@]} - 1; i >= 0; --i)); do order+=("${variants[i]}"); done; fi
+  for v in "${order[@]}"; do
     if [ -n "$PLAIN" ]; then
       for d in $DTYPES; do
-        timeout 300 "$WORK/$v/bench_gemm" $SET --algo "$ALGO" --only "$d" "${range[@]}" 2>/dev/null
+        # shellcheck disable=SC2086 # BENCH_ARGS is a list of words
+        timeout 300 "$WORK/$v/bench_gemm" $SET --algo "$ALGO" --only "$d" "${range[@]}" $BENCH_ARGS 2>/dev/null
       done > "$LOGS/bench-$v-$r.log"
     fi
     for e in $EPILOGUES; do
@@ -128,12 +139,18 @@ for v in variants:
             f = line.split()
             if len(f) >= 8 and f[2].isdigit() and f[3].isdigit():  # kind dtype M N K flashc cuBLASLt ratio
                 key = (f'{f[0]} {"x".join(f[2:5])}', f[1])
-                table.setdefault(key, {}).setdefault(v, []).append(f'{float(f[5]):.0f}/{float(f[7]):.3f}')
+                table.setdefault(key, {}).setdefault(v, []).append((float(f[5]), float(f[7])))
             elif line.startswith('geomean ratio ('):
                 key = ('geomean', line.split('(')[1].split(';')[0])
-                table.setdefault(key, {}).setdefault(v, []).append(f'{float(line.split()[-1]):.3f}')
+                table.setdefault(key, {}).setdefault(v, []).append((None, float(line.split()[-1])))
+def mean(values):
+    return sum(values) / len(values) if values else float('nan')
 if table:
-    print('shape dtype | ' + ' | '.join(f'{v} (TFLOP/s/ratio per round)' for v in variants))
+    print('shape dtype | ' + ' | '.join(f'{v} (TFLOP/s/ratio per round)' for v in variants) +
+          ' | mean ratio per variant (relative to ' + variants[0] + ')')
 for (shape, dtype), row in table.items():
-    print(f'{shape} {dtype} | ' + ' | '.join(' '.join(row.get(v, [])) for v in variants))
+    cells = [' '.join(f'{t:.0f}/{q:.3f}' if t is not None else f'{q:.3f}' for t, q in row.get(v, [])) for v in variants]
+    means = [mean([q for _, q in row.get(v, [])]) for v in variants]
+    summary = ' '.join(f'{m:.4f} ({m / means[0]:.4f})' for m in means)
+    print(f'{shape} {dtype} | ' + ' | '.join(cells) + ' | ' + summary)
 PY

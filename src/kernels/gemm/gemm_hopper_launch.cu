@@ -122,14 +122,24 @@ int persistent_grid(int64_t tiles, int64_t sms, bool stream_k) {
  *   to ±0, 32 and 2: −4 to −7 %).
  * - e4m3 on the 128-wide tile (4096³): 8. There 16 read B/A +0.5–0.7 % in bench_gemm's single
  *   launches but −0.3 % against torch._scaled_mm's chained calls (0.985–0.994 → 0.984–0.989).
+ *   42nd session, 400 runs, both orders (A 8 / B 4 and A 4 / B 8, two processes each; B gains
+ *   0.2–0.4 % from its place alone): 4 against 8 ±0 at 12288 × 4096 × 4096 and × 4096 × 14336,
+ *   −0.65 % at 8192³ (forced 128), ±0 at N = 14336 / 28672 — 8 stays.
+ * - e4m3 on the 112-wide tile (4096³, 8192 / 16384 × 4096 × 4096): 4. Against 8, both orders as
+ *   above: +0.45 %, +0.5 %, +1.0 % (16384 × 4096 × 4096: 0.957 → 0.967 of cuBLASLt FP8); 2 and 3
+ *   read as 4 (±0.1–0.2 %), 6 between 4 and 8.
  * Why e4m3 8192³ and not the 16-bit shapes is not known: a round's count of A and B panels
- * predicts neither. A handle may force another (tests, bench_gemm --group-m). */
+ * predicts neither (nor the 112-wide tile's 4: its groups of 4 × 37 tiles are about one round of
+ * 132, but at 8192³ 144 wants 16). A handle may force another (tests, bench_gemm --group-m). */
 constexpr int GEMM_HOPPER_GROUP_M = 8;
 constexpr int GEMM_HOPPER_GROUP_M_E4M3_N144 = 16;
+constexpr int GEMM_HOPPER_GROUP_M_E4M3_N112 = 4;
 
 int group_m_for(const fc_gemm_problem* p, const tile_dims& tile, const fc_cuda_context* context) {
   if (context->gemm_hopper_group_m > 0) return context->gemm_hopper_group_m;
-  return p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144 ? GEMM_HOPPER_GROUP_M_E4M3_N144 : GEMM_HOPPER_GROUP_M;
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 144) return GEMM_HOPPER_GROUP_M_E4M3_N144;
+  if (p->ab_dtype == FLASHC_DTYPE_E4M3 && tile.block_n == 112) return GEMM_HOPPER_GROUP_M_E4M3_N112;
+  return GEMM_HOPPER_GROUP_M;
 }
 
 /* WGMMA chains per k-step for a 16-bit 256-wide launch (gemm_hopper_config.cuh): two where every
