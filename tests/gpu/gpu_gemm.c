@@ -565,6 +565,27 @@ int main(int argc, char** argv) {
     rng = test_rng_make(seed, stream++);
     run_case(handle, &rng, &gc);
 
+    /* e4m3 128-wide tiles into a 16-bit D: a tile's two 128-byte spans leave in one store round
+     * (gemm_hopper_d_chunks_per_round). 320 columns = 2 × 128 + 64 (a last tile column whose round
+     * has one span), 300 rows (a tail row block), batches of 3 × 3 tiles, 180 in all (more than
+     * SMs: each CTA's staging is reused round after round); a padded D (ldd 328); a column-major
+     * D (the kernel's N is the 320 rows). (They also checked the rejected span-pair store,
+     * docs/patches/gemm-e4m3-span-pair-d-store.patch.) */
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 300, 320, 128, 20, 1.0f);
+    gc.tile_n = 128;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_FP16, 300, 320, 384, 1, 0.5f);
+    gc.tile_n = 128;
+    gc.pad_cd = 8;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+    gc = hopper_k_major_case(FLASHC_DTYPE_E4M3, FLASHC_DTYPE_BF16, 320, 200, 256, 2, 1.0f);
+    gc.tile_n = 128;
+    gc.cd_layout = FLASHC_COL_MAJOR;
+    rng = test_rng_make(seed, stream++);
+    run_case(handle, &rng, &gc);
+
     /* Several tiles per CTA with a plain epilogue into a TMA-stored D (batches of 3 × 3
      * tiles, more tiles than SMs): each tile is stored while the next tile's first k-tile
      * runs (gemm_hopper_kernel.cuh, the overlapped loops). K of 1, 2 and 3 k-tiles, so a
