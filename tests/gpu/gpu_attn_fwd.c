@@ -1235,6 +1235,14 @@ static gcase uniform_case(test_rng* case_rng, const int* dims, int dim_count) {
   return c;
 }
 
+/* A query length near `seqlen_q` whose last 128-row tile holds 1-64 rows: the 2-consumer
+ * instances' second consumer has none there and only follows the key loop
+ * (attn_fwd_follow_key_loop) — in the stream-K pieces and the counter's tiles too (parts 2d,
+ * 2g; with pack-GQA the packed rows decide, which other draws cover). */
+static int last_tile_half_empty(test_rng* case_rng, int seqlen_q) {
+  return 128 * (seqlen_q / 128) + test_rng_int(case_rng, 1, 64);
+}
+
 /* Part 2d: a uniform case (the tiles the stream-K tail takes, attn_fwd_stream_k.cuh) with
  * d64/d128/d256, unsplit, run with stream-K forced on a handle that plans with 2, 3, 5 or 7
  * SMs: the last partial round's tiles split into pieces across up to 7 CTAs (a piece as short
@@ -1247,6 +1255,7 @@ static gcase stream_k_case(uint64_t seed, int n) {
   /* d128's tail kernel is its 160-key one (ATTN_FWD_STREAM_K_INSTANCES), which the launcher
    * picks for a key count just under a multiple of 160 from 2k on. */
   if (c.head_dim == 128) c.seqlen_k = 160 * test_rng_int(&case_rng, 13, 16) - test_rng_int(&case_rng, 0, 15);
+  if (n % 2) c.seqlen_q = last_tile_half_empty(&case_rng, c.seqlen_q);
   if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
   number_and_knob(&c, &case_rng, n, 1e9);
   c.num_splits = 1;
@@ -1263,6 +1272,7 @@ static gcase dynamic_uniform_case(uint64_t seed, int n) {
   static const int dims[] = {64, 96, 128}; /* DYNAMIC_UNIFORM_MAX_HEAD_DIM */
   test_rng case_rng = test_rng_make(seed, (uint64_t)n + 1);
   gcase c = uniform_case(&case_rng, dims, 3);
+  if (n % 2) c.seqlen_q = last_tile_half_empty(&case_rng, c.seqlen_q);
   if (c.layout == LAYOUT_QKV) c.seqlen_q = c.seqlen_k;
   number_and_knob(&c, &case_rng, n, 1e9);
   c.num_splits = 1;

@@ -320,6 +320,20 @@ struct attn_fwd_tile {
    * which cost half of the racy build's gain (the consumers' skew); H200, against that: d256
    * 512 / 1k / 4k +4.3 / +3.1 / +2.2 %, causal 512 / 1k +7.5 / +6.0 %, d192 1k +7.1 %. */
   static constexpr bool O_PASS0_IN_K_SLOT = O_IN_V_SLOT && O_PASSES > 1;
+  /* A consumer with no row of its tile inside the sequence follows the key loop without
+   * computing (attn_fwd_follow_key_loop, attn_fwd_consumer_idle): the last tile of a sequence
+   * that leaves it empty, every tile of a decode step. H200, ab_attn against main, bf16 / fp16
+   * (43rd session): d128 causal 1088 (8.5 tiles a head) +3.4 / +3.3 %, a pack-GQA decode step
+   * (8192 keys, 8 query heads a KV head) +2.5 / +1.2 %; d128 full and causal 512–8k (no idle
+   * consumer) 0.999–1.004 / 0.998–1.001, main against itself 0.998–1.006. Not with O in the
+   * ring's slots (the epilogue's slot hand-over counts on every consumer) nor with ping-pong
+   * turns; only on the 2-consumer instances whose key loops ptxas builds as before
+   * (bench/sass_loops.sh): the 3-consumer plain kernel spilled 4 bytes with it, the 4-consumer
+   * ones 32–40, and the instances with Q in registers (d64 192-key, d96) took 6–14 more uniform
+   * moves per key block (d64 causal 16k −4 to −5 %; a d64 decode step on the 192-key instance
+   * read +13 % all the same). */
+  static constexpr bool IDLE_CONSUMERS_FOLLOW = Consumers == 2 && !PINGPONG && !O_IN_V_SLOT && !Q_IN_REGISTERS;
+  static_assert(!(IDLE_CONSUMERS_FOLLOW && EPILOGUE_REREADS_JOB), "the kernel's idle path is in its job-in-registers branch");
   static constexpr uint32_t O_OFFSET = O_SEPARATE ? KV_END : V_OFFSET; /* (V slot: the epilogue picks the slot) */
   static constexpr uint32_t BARRIER_OFFSET = KV_END + (O_SEPARATE ? O_BYTES : 0u);
   static constexpr uint32_t SMEM_BYTES = ATTN_FWD_SMEM_ALIGNMENT + BARRIER_OFFSET + BARRIER_BYTES;

@@ -159,12 +159,29 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const attn_fwd_sequence seq = job->seq;
         const int piece = attn_fwd_job_role<T>(sm, T::job_slot(state.q_count - 1u));
         const int m0 = tile.m_block * T::BLOCK_M;
-        const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
-        const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread,
-                                                            state, o, rows, rows_end_in_loop, finished);
-        if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
-        attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, rows_end_in_loop,
-                                    finished, state);
+        /* The same tile body twice, on purpose: written once under a runtime test that is false
+         * at compile time, it moved ptxas's schedule of the instances without idle consumers
+         * (bench/sass_diff.sh: 88–1590 lines), and the idle test placed first (with `continue`)
+         * gave the instances with them a schedule 0.5 % slower (docs/PERF.md, 43rd session). */
+        if constexpr (T::IDLE_CONSUMERS_FOLLOW) {
+          if (!attn_fwd_consumer_idle<T>(params, seq, m0, consumer)) {
+            const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
+            const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer,
+                                                                thread, state, o, rows, rows_end_in_loop, finished);
+            if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
+            attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows,
+                                        rows_end_in_loop, finished, state);
+          } else { /* no row of this warpgroup in the tile: follow its key loop only */
+            attn_fwd_follow_key_loop<T>(sm, job->first, job->end, state);
+          }
+        } else {
+          const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
+          const int held_v_stage = attn_fwd_consume<Input, T>(params, sm, seq, m0, job->first, job->end, consumer, thread,
+                                                              state, o, rows, rows_end_in_loop, finished);
+          if (!attn_fwd_settle_piece<T>(params, sm, piece, held_v_stage, consumer, thread, o, rows, state)) continue;
+          attn_fwd_epilogue<Input, T>(params, sm, seq, tile, m0, consumer, thread, held_v_stage, o, rows, rows_end_in_loop,
+                                      finished, state);
+        }
       }
       attn_fwd_stamp(state.timeline, ATTN_EVENT_EPILOGUE);
     }

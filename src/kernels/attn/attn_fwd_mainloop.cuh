@@ -26,7 +26,8 @@
  *   wait for P·V, pack P_n for the next block. O's rescale by the new row maxima waits until
  *   the next block's S has been issued, so it runs under that GEMM instead of between GEMMs.
  * That is the intra-warpgroup GEMM/softmax overlap of FlashAttention-3: the tensor core works
- * on P·V while the warps do the exponentials.
+ * on P·V while the warps do the exponentials. A consumer with no row of the tile inside the
+ * sequence only follows the blocks (attn_fwd_follow_key_loop) where the instance allows.
  * Check: tests/gpu/gpu_attn_fwd.c; `nvcc -Xptxas -v`: no spills, no C7510/C7519 warnings.
  */
 #ifndef FLASHC_KERNELS_ATTN_FWD_MAINLOOP_CUH
@@ -526,6 +527,49 @@ static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd
   if (rows_end_in_loop) {
     attn_softmax_normalizer(rows, finished);
     if constexpr (T::EARLY_LSE) attn_softmax_lse(rows, p.logit_scale, finished);
+  }
+}
+
+/* Whether consumer warpgroup `consumer` has no row of the tile at m0 inside its sequence (all
+ * 64 packed rows at or past seqlen_q) and follows the key loop idle (attn_fwd_follow_key_loop):
+ * the last tile of a sequence that leaves fewer than BLOCK_M − 64 · consumer rows in it, every
+ * tile of a decode step (one query row, or a pack of a few heads). Warpgroup-uniform, and the
+ * same for every piece of a stream-K tile. Not where a V tail may need zeroing
+ * (attn_fwd_params::zero_v_tail: varlen keys, seqused_k, paged KV): the zeroing meets every
+ * consumer at a named barrier, and the follower that took part in it (its share of the zeroing
+ * inlined) moved ptxas's schedule of the working path: d128 512–16k −0.2 to −0.8 % (H200, 43rd
+ * session), where the follower without it reads ±0.3 %. */
+template <class T>
+static __device__ __forceinline__ bool attn_fwd_consumer_idle(const attn_fwd_params& p, const attn_fwd_sequence& seq,
+                                                              int m0, int consumer) {
+  if constexpr (!T::IDLE_CONSUMERS_FOLLOW) return false;
+  else return m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER >= seq.seqlen_q << p.pack_shift && !p.zero_v_tail;
+}
+
+/* The key loop of a tile for an idle consumer (attn_fwd_consumer_idle): none of its rows is
+ * stored, so it computes nothing and only keeps the CTA's shared rings moving — it releases Q,
+ * then waits for each key block's K and V and releases them, block by block (the producer
+ * loads K(n − 1) before V(n), and each of its loads waits only for slots released two blocks
+ * earlier, so this order never holds it up). The tensor core, the MUFU and the issue slots then
+ * serve the working consumer alone: an idle consumer used to compute S, the softmax and P·V of
+ * rows nobody reads, as much work as a working one. No epilogue follows: O and LSE rows past
+ * the sequence are never written, and a stream-K tile's idle consumer is idle in all its pieces
+ * (it neither publishes nor collects). Only where attn_fwd_tile::IDLE_CONSUMERS_FOLLOW. */
+template <class T>
+static __device__ __forceinline__ void attn_fwd_follow_key_loop(const attn_fwd_smem& sm, int first, int end,
+                                                                attn_fwd_consumer_state& state) {
+  static_assert(T::IDLE_CONSUMERS_FOLLOW, "an instance whose idle consumers follow the key loop");
+  attn_fwd_release_q_early(sm, T::q_stage(state.q_count - 1u));
+  if (end <= first) return;
+  auto follow = [&](uint64_t* full, uint64_t* empty, ring_position& position) {
+    const int stage = static_cast<int>(position.stage);
+    mbarrier_wait_parity(&full[stage], position.phase);
+    attn_fwd_release(&empty[stage]);
+    ring_advance<T::STAGES>(position);
+  };
+  for (int n = first; n < end; ++n) {
+    follow(sm.k_full, sm.k_empty, state.k_position);
+    follow(sm.v_full, sm.v_empty, state.v_position);
   }
 }
 
