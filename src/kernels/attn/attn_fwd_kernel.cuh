@@ -161,8 +161,9 @@ __global__ void __launch_bounds__(attn_fwd_tile<HeadDim, HeadDimV, BlockN, Consu
         const int m0 = tile.m_block * T::BLOCK_M;
         /* The same tile body twice, on purpose: written once under a runtime test that is false
          * at compile time, it moved ptxas's schedule of the instances without idle consumers
-         * (bench/sass_diff.sh: 88–1590 lines), and the idle test placed first (with `continue`)
-         * gave the instances with them a schedule 0.5 % slower (docs/PERF.md, 43rd session). */
+         * (bench/sass_diff.sh: 88–1590 lines). This form of the other branch is the one measured
+         * neutral; an earlier one (the idle test first, with `continue`, the follower also
+         * zeroing V tails) scheduled the working path 0.5 % slower (docs/PERF.md, 43rd session). */
         if constexpr (T::IDLE_CONSUMERS_FOLLOW) {
           if (!attn_fwd_consumer_idle<T>(params, seq, m0, consumer)) {
             const bool rows_end_in_loop = attn_fwd_rows_end_in_loop<T>(piece);
