@@ -6,7 +6,7 @@
  * (bench/ab_attn.sh wraps it for prebuilt archives); the peers (cuDNN, FA2) are
  * bench_attn.py's job.
  *
- *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen]
+ *   ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen] [--seqused]
  *           --case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]] ... NAME=LIBRARY ...
  *
  * d/d_v gives V and O their own head dim (d_v = d without it), e.g. --case 192/128,4096,4,16,1.
@@ -27,6 +27,10 @@
  * set bests ~10 % above anything later (2026-11-30: main 670 vs 597 median at d128 16k, every
  * other variant ≤ 630); with --rounds 10 (100 calls) medians repeat within ~1 %. Inputs are
  * uniform in [-1, 1).
+ *
+ * --seqused gives every case seqused_k: sequence b uses the first [seqlen / 2, seqlen] of its
+ * seqlen keys (the same draw as --varlen's lengths), as a KV cache does at a decode step (FLOPs
+ * counted over the used keys), e.g. --seqused --case 128,8192,32,32,0,4,1,0.
  *
  * --varlen makes every case (self-attention: seqlen_q = seqlen) a packed batch through
  * cu_seqlens: `batch` sequences of lengths drawn uniformly from [seqlen / 2, seqlen] (the same
@@ -143,7 +147,7 @@ static int compare_float(const void* a, const void* b) {
 }
 
 int main(int argc, char** argv) {
-  int rounds = 10, iters = 10, chain = 1, bf16 = 1, varlen = 0, variant_count = 0, case_count = 0;
+  int rounds = 10, iters = 10, chain = 1, bf16 = 1, varlen = 0, seqused = 0, variant_count = 0, case_count = 0;
   variant variants[MAX_VARIANTS];
   attn_case cases[MAX_CASES];
   for (int i = 1; i < argc; ++i) {
@@ -152,6 +156,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--chain") && i + 1 < argc) chain = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) bf16 = strcmp(argv[++i], "fp16") != 0;
     else if (!strcmp(argv[i], "--varlen")) varlen = 1;
+    else if (!strcmp(argv[i], "--seqused")) seqused = 1;
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) {
       attn_case* c = &cases[case_count];
       if (case_count == MAX_CASES || !parse_case(argv[++i], c))
@@ -162,7 +167,7 @@ int main(int argc, char** argv) {
     } else if (strchr(argv[i], '=') && variant_count < MAX_VARIANTS) {
       load_variant(&variants[variant_count++], argv[i]);
     } else {
-      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen] --case d[/d_v],seqlen,batch,heads[,causal] ... "
+      die("usage: ab_attn [--rounds N] [--iters N] [--chain N] [--dtype bf16|fp16] [--varlen] [--seqused] --case d[/d_v],seqlen,batch,heads[,causal] ... "
           "NAME=LIBRARY ...", NULL);
     }
   }
@@ -190,7 +195,20 @@ int main(int argc, char** argv) {
     size_t q_rows = (size_t)k->batch * k->seqlen_q, kv_rows = (size_t)k->batch * k->seqlen;
     int32_t* cu_host = NULL;
     int32_t* cu_seqlens = NULL;
+    int32_t* used_host = NULL;
+    int32_t* seqused_k = NULL;
     int longest = 0;
+    if (varlen && seqused) die("--varlen and --seqused are separate measurements", NULL);
+    if (seqused) { /* the used key lengths: --varlen's draw, as differences of its boundaries */
+      int32_t* cu = (int32_t*)malloc((size_t)(k->batch + 1) * sizeof(int32_t));
+      draw_varlen(cu, k->batch, k->seqlen, (unsigned)c);
+      used_host = (int32_t*)malloc((size_t)k->batch * sizeof(int32_t));
+      for (int b = 0; b < k->batch; ++b) used_host[b] = cu[b + 1] - cu[b];
+      free(cu);
+      check_cuda(cudaMalloc((void**)&seqused_k, (size_t)k->batch * sizeof(int32_t)), "cudaMalloc seqused_k");
+      check_cuda(cudaMemcpy(seqused_k, used_host, (size_t)k->batch * sizeof(int32_t), cudaMemcpyHostToDevice),
+                 "cudaMemcpy seqused_k");
+    }
     if (varlen) {
       if (k->seqlen_q != k->seqlen || k->num_splits != 1) die("--varlen takes self-attention cases without splits", NULL);
       cu_host = (int32_t*)malloc((size_t)(k->batch + 1) * sizeof(int32_t));
@@ -242,6 +260,7 @@ int main(int argc, char** argv) {
         p->cu_seqlens_q = p->cu_seqlens_k = cu_seqlens;
         p->seqlen_q = p->seqlen_k = longest;
       }
+      if (seqused) p->seqused_k = seqused_k;
       size_t bytes = 0;
       if (variants[v].workspace_size(variants[v].handle, p, &bytes) != FLASHC_STATUS_SUCCESS)
         die("workspace size", variants[v].last_error());
@@ -277,6 +296,8 @@ int main(int argc, char** argv) {
         const int length = cu_host[b + 1] - cu_host[b];
         pairs += visible_pairs(length, length, k->causal, k->window);
       }
+    } else if (seqused) {
+      for (int b = 0; b < k->batch; ++b) pairs += visible_pairs(k->seqlen_q, used_host[b], k->causal, k->window);
     } else {
       pairs = k->batch * visible_pairs(k->seqlen_q, k->seqlen, k->causal, k->window);
     }
@@ -291,6 +312,7 @@ int main(int argc, char** argv) {
     if (k->num_splits != 1)
       snprintf(label + strlen(label), sizeof label - strlen(label), " split%d", k->num_splits);
     if (varlen) snprintf(label + strlen(label), sizeof label - strlen(label), " varlen");
+    if (seqused) snprintf(label + strlen(label), sizeof label - strlen(label), " seqused");
     printf("%-36s", label);
     double median0 = 0;
     double median[MAX_VARIANTS];
@@ -307,7 +329,9 @@ int main(int argc, char** argv) {
     fflush(stdout);
     cudaFree(q), cudaFree(kk), cudaFree(vv), cudaFree(o), cudaFree(lse);
     if (cu_seqlens) cudaFree(cu_seqlens);
+    if (seqused_k) cudaFree(seqused_k);
     free(cu_host);
+    free(used_host);
     if (workspace) cudaFree(workspace);
   }
   for (int v = 0; v < variant_count; ++v) variants[v].destroy(variants[v].handle);

@@ -2,7 +2,7 @@
 # ab_attn.sh — on the GPU machine: same-process A/B of attention-forward builds packed here
 # (bench/ab_attn.c does the timing), each variant's gpu_attn_fwd first with --test.
 #
-#   bash bench/ab_attn.sh [--test] [--varlen] [--rounds N] [--iters N] [--chain N] [--case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
+#   bash bench/ab_attn.sh [--test] [--varlen | --seqused] [--rounds N] [--iters N] [--chain N] [--case d[/d_v],seqlen,batch,heads[,causal[,heads_kv[,seqlen_q[,num_splits[,window]]]]]]... NAME...
 #
 # Per NAME the device call carries (carry=[".carry"]) .carry/ab-NAME-lib.tar.xz (a build's
 # libflashc.so.0.1.0) and, for --test, .carry/ab-NAME-test.tar.xz (its tests/gpu/gpu_attn_fwd,
@@ -22,7 +22,7 @@ names=()
 while [ $# -gt 0 ]; do
   case $1 in
     --test) TEST=1 ;;
-    --varlen) args+=("$1") ;;
+    --varlen | --seqused) args+=("$1") ;;
     --rounds | --iters | --chain | --dtype) args+=("$1" "$2"); shift ;;
     --case) cases+=(--case "$2"); shift ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
