@@ -173,6 +173,7 @@ int main(int argc, char** argv) {
   }
   if (variant_count == 0 || case_count == 0 || rounds < 1 || iters < 1 || chain < 1 || rounds * iters > MAX_SAMPLES)
     die("need at least one --case and one NAME=LIBRARY", NULL);
+  if (varlen && seqused) die("--varlen and --seqused are separate measurements", NULL);
 
   void* flush = NULL;
   check_cuda(cudaMalloc(&flush, FLUSH_BYTES), "cudaMalloc (flush)");
@@ -198,7 +199,6 @@ int main(int argc, char** argv) {
     int32_t* used_host = NULL;
     int32_t* seqused_k = NULL;
     int longest = 0;
-    if (varlen && seqused) die("--varlen and --seqused are separate measurements", NULL);
     if (seqused) { /* the used key lengths: --varlen's draw, as differences of its boundaries */
       int32_t* cu = (int32_t*)malloc((size_t)(k->batch + 1) * sizeof(int32_t));
       draw_varlen(cu, k->batch, k->seqlen, (unsigned)c);

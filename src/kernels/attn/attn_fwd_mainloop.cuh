@@ -542,8 +542,8 @@ static __device__ __forceinline__ void attn_fwd_finish_rows_early(const attn_fwd
 template <class T>
 static __device__ __forceinline__ bool attn_fwd_consumer_idle(const attn_fwd_params& p, const attn_fwd_sequence& seq,
                                                               int m0, int consumer) {
-  if constexpr (!T::IDLE_CONSUMERS_FOLLOW) return false;
-  else return m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER >= seq.seqlen_q << p.pack_shift && !p.zero_v_tail;
+  static_assert(T::IDLE_CONSUMERS_FOLLOW, "asked only where idle consumers follow the key loop");
+  return m0 + consumer * ATTN_FWD_ROWS_PER_CONSUMER >= seq.seqlen_q << p.pack_shift && !p.zero_v_tail;
 }
 
 /* The key loop of a tile for an idle consumer (attn_fwd_consumer_idle): none of its rows is
